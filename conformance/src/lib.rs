@@ -1,0 +1,1 @@
+//! Placeholder: the harness is being written.

@@ -1,0 +1,1 @@
+//! Placeholder: the manager is being written.

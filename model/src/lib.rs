@@ -1,0 +1,1 @@
+//! Placeholder: the model is being written.
