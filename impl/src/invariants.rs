@@ -1,0 +1,250 @@
+//! The structural invariants of spec 7.1 that one state shows. History (ghost) invariants are
+//! checked by the model and the conformance harness, not here.
+
+use std::collections::BTreeSet;
+
+use crate::manager::context::at_origin_assignment;
+use crate::manager::{plan_entry, Manager};
+use crate::progress::StatusCounts;
+use crate::store::Store;
+use crate::types::{BucketStatus, Key, OverallStatus};
+
+/// A violated invariant: its spec name and what was seen.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{name}: {detail}")]
+pub struct InvariantViolation {
+    /// The spec's name, e.g. `INV-STRUCTURE`.
+    pub name: &'static str,
+    /// What was seen.
+    pub detail: String,
+}
+
+fn fail(name: &'static str, detail: String) -> Result<(), InvariantViolation> {
+    Err(InvariantViolation { name, detail })
+}
+
+impl<S: Store> Manager<S> {
+    /// Checks INV-STRUCTURE, INV-SLOT, INV-TRACKED-BOUND (state part), INV-ONE-ATTEMPT,
+    /// INV-PENDING-AT-ORIGIN, INV-CANCEL-PERSISTED-FIRST (state part), INV-FINAL-PERSISTED,
+    /// INV-CONTEXT-COHERENT and INV-COMPLETED-AT-TARGET. O(plan + cluster): run after every
+    /// input in debug builds and tests. The store parts need [`Store::inspect`].
+    pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
+        self.check_structure()?;
+        self.check_bounds()?;
+        self.check_pending_at_origin()?;
+        self.check_store_parts()?;
+        self.check_completed_at_target()
+    }
+
+    fn check_structure(&self) -> Result<(), InvariantViolation> {
+        const N: &str = "INV-STRUCTURE";
+        let mut recount = StatusCounts::default();
+        for (b, slot) in &self.slots {
+            recount.adjust_by(slot.status, 1);
+            let active = self.attempts.contains_key(b);
+            let should = matches!(
+                slot.status,
+                BucketStatus::Rebalancing | BucketStatus::Timeout
+            );
+            if active != should {
+                return fail(
+                    N,
+                    format!("bucket {b} is {:?} but has attempt = {active}", slot.status),
+                );
+            }
+        }
+        if recount != self.counts {
+            return fail(
+                N,
+                format!("status counters {:?} != recount {:?}", self.counts, recount),
+            );
+        }
+        if let Some(b) = self.attempts.keys().find(|b| !self.slots.contains_key(b)) {
+            return fail(N, format!("attempt for bucket {b} outside the plan"));
+        }
+        // pending (the NOT_STARTED entries of the lazy queue) holds each NOT_STARTED bucket once.
+        let mut seen = BTreeSet::new();
+        for b in &self.pending {
+            if self.status(*b) == Some(BucketStatus::NotStarted) && !seen.insert(*b) {
+                return fail(N, format!("bucket {b} twice in pending"));
+            }
+        }
+        if seen.len() != self.counts.not_started {
+            return fail(
+                N,
+                format!(
+                    "{} NOT_STARTED buckets but {} in pending",
+                    self.counts.not_started,
+                    seen.len()
+                ),
+            );
+        }
+        let in_progress = self.counts.in_progress() > 0;
+        match self.overall {
+            Some(o) if o.is_final() && (in_progress || self.finalize_pending) => {
+                return fail(
+                    N,
+                    format!("overall {o:?} with work in progress or finalize pending"),
+                );
+            }
+            _ => {}
+        }
+        let rebalancing = self.overall == Some(OverallStatus::Rebalancing);
+        if rebalancing != (self.rid.is_some() && (in_progress || self.finalize_pending)) {
+            return fail(
+                N,
+                format!(
+                    "overall {:?} but rid {:?}, in progress {in_progress}, finalize_pending {}",
+                    self.overall, self.rid, self.finalize_pending
+                ),
+            );
+        }
+        if self.recovery_pending && (self.rid.is_some() || !self.attempts.is_empty()) {
+            return fail(N, "recovery pending with a current rebalance".into());
+        }
+        Ok(())
+    }
+
+    fn check_bounds(&self) -> Result<(), InvariantViolation> {
+        if self.counts.rebalancing > self.config.max_inflight {
+            return fail(
+                "INV-SLOT",
+                format!(
+                    "{} running > max_inflight {}",
+                    self.counts.rebalancing, self.config.max_inflight
+                ),
+            );
+        }
+        let bound = self.config.max_tracked_timed_out.max(self.restored);
+        if self.counts.timeout > bound {
+            return fail(
+                "INV-TRACKED-BOUND",
+                format!(
+                    "{} tracked > max(M, restored) = {bound}",
+                    self.counts.timeout
+                ),
+            );
+        }
+        for (b, a) in &self.attempts {
+            if Some(a.key) != self.rid.map(|rid| Key { rid, bucket: *b }) {
+                return fail(
+                    "INV-ONE-ATTEMPT",
+                    format!("bucket {b} has attempt key {:?}, rid {:?}", a.key, self.rid),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn check_pending_at_origin(&self) -> Result<(), InvariantViolation> {
+        for (b, slot) in &self.slots {
+            if slot.status != BucketStatus::NotStarted {
+                continue;
+            }
+            let e = plan_entry(&self.plan, slot.index);
+            match self.ctx.buckets.get(b) {
+                Some(rec) if at_origin_assignment(rec, e) => {}
+                rec => {
+                    return fail(
+                        "INV-PENDING-AT-ORIGIN",
+                        format!(
+                            "NOT_STARTED bucket {b} assigned {:?}, origin {:?}",
+                            rec.map(|r| &r.assignment),
+                            e.ors
+                        ),
+                    )
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_store_parts(&self) -> Result<(), InvariantViolation> {
+        let Some(stored) = self.store.inspect() else {
+            return Ok(());
+        };
+        if self.cancel_requested {
+            match &stored.task {
+                Some(t) if Some(t.id) == self.rid && t.cancel_requested => {}
+                t => {
+                    return fail(
+                        "INV-CANCEL-PERSISTED-FIRST",
+                        format!(
+                            "cancel_requested but stored task is {:?}",
+                            t.as_ref().map(|t| (t.id, t.cancel_requested))
+                        ),
+                    )
+                }
+            }
+        }
+        if let Some(o) = self.overall.filter(|o| o.is_final()) {
+            match &stored.task {
+                Some(t) if Some(t.id) == self.rid && t.status == o.task_status() => {}
+                t => {
+                    return fail(
+                        "INV-FINAL-PERSISTED",
+                        format!(
+                            "overall {o:?} but stored task is {:?}",
+                            t.as_ref().map(|t| (t.id, t.status))
+                        ),
+                    )
+                }
+            }
+        }
+        if stored.coordinator_epoch < self.ce {
+            return fail(
+                "INV-CONTEXT-COHERENT",
+                format!("store epoch {} < ce {}", stored.coordinator_epoch, self.ce),
+            );
+        }
+        if stored.cluster.buckets != self.ctx.buckets {
+            let b = stored
+                .cluster
+                .buckets
+                .iter()
+                .find(|(b, r)| self.ctx.buckets.get(b) != Some(r))
+                .map(|(b, _)| *b)
+                .or_else(|| {
+                    self.ctx
+                        .buckets
+                        .keys()
+                        .find(|b| !stored.cluster.buckets.contains_key(b))
+                        .copied()
+                });
+            return fail(
+                "INV-CONTEXT-COHERENT",
+                format!("cache and store differ at bucket {b:?}"),
+            );
+        }
+        if stored.cluster.deleted != self.ctx.deleted {
+            return fail("INV-CONTEXT-COHERENT", "deleted markers differ".into());
+        }
+        Ok(())
+    }
+
+    fn check_completed_at_target(&self) -> Result<(), InvariantViolation> {
+        if self.overall != Some(OverallStatus::Completed) {
+            return Ok(());
+        }
+        for (b, slot) in &self.slots {
+            if slot.status != BucketStatus::Completed {
+                return fail(
+                    "INV-COMPLETED-AT-TARGET",
+                    format!("bucket {b} is {:?}", slot.status),
+                );
+            }
+            if self.ctx.is_deleted(*b) {
+                continue;
+            }
+            let e = plan_entry(&self.plan, slot.index);
+            let assigned: BTreeSet<_> = self.ctx.buckets[b].assignment.iter().copied().collect();
+            if assigned != e.trs_set() {
+                return fail(
+                    "INV-COMPLETED-AT-TARGET",
+                    format!("bucket {b} assigned {assigned:?}, target {:?}", e.trs),
+                );
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,119 @@
+//! The coordinator context the manager reads (spec 3.2): live servers and a write-through cache
+//! of assignments, LeaderAndIsr and deleted markers, plus the predicates of spec 4.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::store::ClusterState;
+use crate::types::{BucketId, BucketRecord, Kind, Observed, PlanEntry, ServerId};
+
+/// The context. The cache is changed only after the store write succeeded
+/// (INV-CONTEXT-COHERENT).
+#[derive(Clone, Debug)]
+pub(crate) struct Context {
+    pub live: BTreeSet<ServerId>,
+    pub buckets: BTreeMap<BucketId, BucketRecord>,
+    pub deleted: BTreeSet<BucketId>,
+    /// Index server -> buckets assigned to it, so that R19/R20 visit only the crashed or
+    /// restarted server's buckets instead of scanning the cluster.
+    pub replicas_of: BTreeMap<ServerId, BTreeSet<BucketId>>,
+}
+
+impl Context {
+    pub fn new(live: BTreeSet<ServerId>, cluster: ClusterState) -> Self {
+        let mut replicas_of: BTreeMap<ServerId, BTreeSet<BucketId>> = BTreeMap::new();
+        for (b, rec) in &cluster.buckets {
+            for s in &rec.assignment {
+                replicas_of.entry(*s).or_default().insert(*b);
+            }
+        }
+        Context {
+            live,
+            buckets: cluster.buckets,
+            deleted: cluster.deleted,
+            replicas_of,
+        }
+    }
+
+    /// Write-through: called only after the store accepted `rec`.
+    pub fn set_bucket(&mut self, b: BucketId, rec: BucketRecord) {
+        if let Some(old) = self.buckets.get(&b) {
+            for s in &old.assignment {
+                if !rec.assignment.contains(s) {
+                    if let Some(set) = self.replicas_of.get_mut(s) {
+                        set.remove(&b);
+                        if set.is_empty() {
+                            self.replicas_of.remove(s);
+                        }
+                    }
+                }
+            }
+        }
+        for s in &rec.assignment {
+            self.replicas_of.entry(*s).or_default().insert(b);
+        }
+        self.buckets.insert(b, rec);
+    }
+
+    /// `deleted[b]`; a bucket the coordinator has no record of counts as deleted (Fluss treats a
+    /// bucket missing from its context like one queued for deletion).
+    pub fn is_deleted(&self, b: BucketId) -> bool {
+        self.deleted.contains(&b) || !self.buckets.contains_key(&b)
+    }
+
+    pub fn observe(&self, b: BucketId) -> Observed {
+        match self.buckets.get(&b) {
+            Some(rec) => Observed {
+                assignment: rec.assignment.clone(),
+                leader: rec.lai.leader,
+                isr: rec.lai.isr.clone(),
+            },
+            None => Observed::default(),
+        }
+    }
+
+    /// `elect(b, candidates)`: the first candidate that is live and in the ISR.
+    pub fn elect(&self, rec: &BucketRecord, candidates: &[ServerId]) -> Option<ServerId> {
+        candidates
+            .iter()
+            .copied()
+            .find(|c| self.live.contains(c) && rec.lai.isr.contains(c))
+    }
+
+    /// `set(trs) ⊆ live`.
+    pub fn targets_live(&self, e: &PlanEntry) -> bool {
+        e.trs.iter().all(|s| self.live.contains(s))
+    }
+
+    /// `caught_up(b)` = `set(trs) ⊆ live` and `set(trs) ⊆ lai.isr`.
+    pub fn caught_up(&self, rec: &BucketRecord, e: &PlanEntry) -> bool {
+        e.trs
+            .iter()
+            .all(|s| self.live.contains(s) && rec.lai.isr.contains(s))
+    }
+
+    /// `final_state(b)`.
+    pub fn final_state(&self, b: BucketId, rec: &BucketRecord, e: &PlanEntry) -> bool {
+        !self.is_deleted(b)
+            && at_target(rec, e)
+            && self.targets_live(e)
+            && rec.lai.leader.is_some_and(|l| e.trs.contains(&l))
+            && rec.lai.isr == e.trs_set()
+    }
+}
+
+/// `at_origin_assignment(b)` = `assignment[b] == ors`.
+pub(crate) fn at_origin_assignment(rec: &BucketRecord, e: &PlanEntry) -> bool {
+    rec.assignment == e.ors
+}
+
+/// `at_origin(b)`: at origin assignment, and for a leader-only bucket, the new leader not yet in
+/// place (D4).
+pub(crate) fn at_origin(rec: &BucketRecord, e: &PlanEntry, kind: Kind) -> bool {
+    at_origin_assignment(rec, e)
+        && !(kind == Kind::LeaderOnly && rec.lai.leader == Some(e.new_leader))
+}
+
+/// `at_target(b)` = `assignment[b] == trs`.
+pub(crate) fn at_target(rec: &BucketRecord, e: &PlanEntry) -> bool {
+    rec.assignment == e.trs
+}

@@ -1,0 +1,142 @@
+//! Coordinator-side handling of server crash (R19), server restart (R20) and bucket deletion.
+//!
+//! The spec assumes these writes succeed (D10). Here a failed write leaves the cache as it was,
+//! skips that bucket's resend, and records the bucket; every Tick retries it with the same rule
+//! applied to the then-current live set. Other buckets of the same event are still handled.
+
+use std::collections::BTreeSet;
+
+use super::{Manager, Step};
+use crate::store::Store;
+use crate::types::{BucketId, ServerId};
+
+impl<S: Store> Manager<S> {
+    /// R19 Server crash(s).
+    pub(crate) fn on_server_down(&mut self, s: ServerId) -> Step {
+        self.ctx.live.remove(&s);
+        let buckets: Vec<BucketId> = self
+            .ctx
+            .replicas_of
+            .get(&s)
+            .map(|set| set.iter().copied().collect())
+            .unwrap_or_default();
+        for b in buckets {
+            if self.ctx.is_deleted(b) {
+                continue;
+            }
+            let rec = &self.ctx.buckets[&b];
+            let mut isr = rec.lai.isr.clone();
+            isr.remove(&s);
+            if isr.is_empty() {
+                isr = rec.lai.isr.clone(); // never empty the ISR
+            }
+            let leader = if rec.lai.leader == Some(s) {
+                rec.assignment
+                    .iter()
+                    .copied()
+                    .find(|m| self.ctx.live.contains(m) && isr.contains(m))
+            } else {
+                rec.lai.leader
+            };
+            if leader != rec.lai.leader || isr != rec.lai.isr {
+                let assignment = rec.assignment.clone();
+                if self.write_bucket(b, assignment, leader, isr).is_ok() {
+                    self.send_current(b);
+                } else {
+                    self.liveness_repairs.insert(b);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// R20 Server restart(s).
+    pub(crate) fn on_server_up(&mut self, s: ServerId) -> Step {
+        self.ctx.live.insert(s);
+        let buckets: Vec<BucketId> = self
+            .ctx
+            .replicas_of
+            .get(&s)
+            .map(|set| set.iter().copied().collect())
+            .unwrap_or_default();
+        for b in buckets {
+            if self.ctx.is_deleted(b) {
+                continue;
+            }
+            let rec = &self.ctx.buckets[&b];
+            if rec.lai.leader.is_none() {
+                if let Some(l) = self.ctx.elect(rec, &rec.assignment) {
+                    let (assignment, isr) = (rec.assignment.clone(), rec.lai.isr.clone());
+                    if self.write_bucket(b, assignment, Some(l), isr).is_err() {
+                        self.liveness_repairs.insert(b);
+                        continue;
+                    }
+                }
+            }
+            self.send_current(b); // so s and the leader resync
+        }
+        Ok(())
+    }
+
+    /// Bucket deletion: set `deleted[b]` in the store, then in the context. Admission (R4) and
+    /// reconcile (R14) notice it. A failed write is retried on Tick.
+    pub(crate) fn on_bucket_deleted(&mut self, b: BucketId) -> Step {
+        if self.ctx.deleted.contains(&b) {
+            return Ok(());
+        }
+        match self.store.mark_deleted(self.ce, b) {
+            Ok(()) => {
+                self.ctx.deleted.insert(b);
+                self.deletion_retries.remove(&b);
+            }
+            Err(e) => {
+                self.note_store_error(e);
+                self.deletion_retries.insert(b);
+            }
+        }
+        Ok(())
+    }
+
+    /// Tick's retry of failed liveness and deletion writes. A bucket is repaired by R19's rule
+    /// for every assigned server that is down (ascending), then R20's election if leaderless.
+    pub(crate) fn retry_liveness_writes(&mut self) {
+        for b in std::mem::take(&mut self.deletion_retries) {
+            let _ = self.on_bucket_deleted(b);
+        }
+        for b in std::mem::take(&mut self.liveness_repairs) {
+            if self.ctx.is_deleted(b) {
+                continue;
+            }
+            let rec = &self.ctx.buckets[&b];
+            let down: BTreeSet<ServerId> = rec
+                .assignment
+                .iter()
+                .copied()
+                .filter(|m| !self.ctx.live.contains(m))
+                .collect();
+            let mut isr = rec.lai.isr.clone();
+            for s in &down {
+                if isr.len() > 1 {
+                    isr.remove(s);
+                }
+            }
+            let leader = match rec.lai.leader {
+                Some(l) if self.ctx.live.contains(&l) => Some(l),
+                _ => rec
+                    .assignment
+                    .iter()
+                    .copied()
+                    .find(|m| self.ctx.live.contains(m) && isr.contains(m)),
+            };
+            if leader == rec.lai.leader && isr == rec.lai.isr {
+                continue;
+            }
+            let assignment = rec.assignment.clone();
+            if self.write_bucket(b, assignment, leader, isr).is_ok() {
+                self.send_current(b);
+            } else {
+                self.liveness_repairs.insert(b);
+            }
+        }
+    }
+}
