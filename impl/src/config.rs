@@ -103,3 +103,95 @@ impl Config {
             .min(self.max_reconcile_backoff_ms)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_spec_table() {
+        let c = Config::default();
+        assert_eq!(
+            (
+                c.task_timeout_ms,
+                c.check_interval_ms,
+                c.max_reconcile_backoff_ms
+            ),
+            (120_000, 30_000, 300_000)
+        );
+        assert_eq!(
+            (c.target_unavailable_timeout_ms, c.no_progress_timeout_ms),
+            (1_800_000, 86_400_000)
+        );
+        assert_eq!((c.max_tracked_timed_out, c.max_inflight), (8, 1));
+        assert_eq!(c.validate(), Ok(()));
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let c = Config {
+            no_progress_timeout_ms: 0,
+            ..Config::default()
+        };
+        assert_eq!(
+            c.validate(),
+            Err(ConfigError::NotPositive {
+                field: "no_progress_timeout_ms"
+            })
+        );
+        let c = Config {
+            max_tracked_timed_out: 0,
+            ..Config::default()
+        };
+        assert_eq!(
+            c.validate(),
+            Err(ConfigError::TooSmall {
+                field: "max_tracked_timed_out",
+                min: 1
+            })
+        );
+        assert_eq!(
+            Config {
+                max_inflight: 0,
+                ..Config::default()
+            }
+            .validate(),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn json_fills_defaults_and_validates() {
+        let c = Config::from_json(r#"{"max_inflight": 2}"#).unwrap();
+        assert_eq!(
+            c,
+            Config {
+                max_inflight: 2,
+                ..Config::default()
+            }
+        );
+        assert_eq!(
+            Config::from_json(r#"{"task_timeout_ms": 0}"#),
+            Err(ConfigError::NotPositive {
+                field: "task_timeout_ms"
+            })
+        );
+        assert!(matches!(
+            Config::from_json(r#"{"bogus": 1}"#),
+            Err(ConfigError::Parse(_))
+        ));
+        let round = serde_json::to_string(&Config::default()).unwrap();
+        assert_eq!(Config::from_json(&round), Ok(Config::default()));
+    }
+
+    #[test]
+    fn backoff_doubles_then_caps() {
+        let c = Config::default();
+        let seq: Vec<u64> = (0..6).map(|n| c.backoff_ms(n)).collect();
+        assert_eq!(
+            seq,
+            vec![30_000, 60_000, 120_000, 240_000, 300_000, 300_000]
+        );
+        assert_eq!(c.backoff_ms(u32::MAX), 300_000);
+    }
+}

@@ -194,6 +194,12 @@ impl<S: Store> Manager<S> {
 
     /// R11 try_complete(b), for a move after an ISR change or a current non-final ack.
     pub(crate) fn try_complete(&mut self, b: BucketId) -> Step {
+        // A deleted bucket is left to R14.1 (it completes at its next reconcile). Without this,
+        // `final_state` (false when deleted) would make shrink_at_target resend forever on every
+        // ack without changing anything (see NOTES.md, spec questions).
+        if self.ctx.is_deleted(b) {
+            return Ok(());
+        }
         let Some((plan, idx, _)) = self.entry(b) else {
             return Ok(());
         };

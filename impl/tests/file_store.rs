@@ -1,0 +1,276 @@
+//! The durable store: round trips, compaction, corruption, torn writes, versions, fencing.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+
+use common::*;
+use rebalance_manager::{
+    BucketStatus, Config, Effect, Event, FileStore, FileStoreError, FileStoreOptions, Input,
+    Manager, PersistedState, Plan, Store, StoreError, TaskNode, TaskStatus,
+};
+
+fn initial() -> PersistedState {
+    store(3).state().clone()
+}
+
+fn journal_path(dir: &Path, store: &FileStore) -> std::path::PathBuf {
+    dir.join(format!("journal.{}.log", store.generation()))
+}
+
+fn task(id: u64) -> TaskNode {
+    TaskNode {
+        id,
+        status: TaskStatus::NotStarted,
+        cancel_requested: false,
+        plan: Arc::new(Plan::new(vec![mv(0), lo(1)])),
+    }
+}
+
+#[test]
+fn round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = FileStore::create(dir.path(), initial(), FileStoreOptions::default()).unwrap();
+    let epoch = s.elect_coordinator().unwrap();
+    s.write_task(epoch, &task(1)).unwrap();
+    s.write_bucket(epoch, 0, &rec(&[1, 2, 3, 0], Some(0), &[0, 1, 2], 0, 1))
+        .unwrap();
+    s.mark_deleted(epoch, 2).unwrap();
+    // A status-only rewrite of the same plan (cancel).
+    let mut t = s.read_task().unwrap().unwrap();
+    t.cancel_requested = true;
+    t.status = TaskStatus::Rebalancing;
+    s.write_task(epoch, &t).unwrap();
+    let expected = s.inspect().unwrap().clone();
+    drop(s);
+    let mut reopened = FileStore::open(dir.path(), FileStoreOptions::default()).unwrap();
+    assert_eq!(reopened.inspect().unwrap(), &expected);
+    assert!(reopened.read_task().unwrap().unwrap().cancel_requested);
+    assert_eq!(reopened.torn_tail_discarded(), None);
+}
+
+#[test]
+fn reopen_after_many_writes_with_compactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = FileStoreOptions {
+        compact_min_bytes: 2048,
+        ..FileStoreOptions::default()
+    };
+    let mut s = FileStore::create(dir.path(), initial(), options.clone()).unwrap();
+    let epoch = s.elect_coordinator().unwrap();
+    s.write_task(epoch, &task(1)).unwrap();
+    for i in 0..800u64 {
+        s.write_bucket(
+            epoch,
+            (i % 3) as u32,
+            &rec(&[0, 1, 2], Some(0), &[0, 1, 2], 0, i + 1),
+        )
+        .unwrap();
+    }
+    assert!(
+        s.generation() > 3,
+        "compaction ran (generation {})",
+        s.generation()
+    );
+    let expected = s.inspect().unwrap().clone();
+    drop(s);
+    let reopened = FileStore::open(dir.path(), options).unwrap();
+    assert_eq!(reopened.inspect().unwrap(), &expected);
+    let files: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(
+        files.len(),
+        2,
+        "only the snapshot and its journal remain: {files:?}"
+    );
+}
+
+#[test]
+fn a_corrupt_journal_record_is_a_typed_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = FileStore::create(dir.path(), initial(), FileStoreOptions::default()).unwrap();
+    let epoch = s.elect_coordinator().unwrap();
+    s.write_bucket(epoch, 0, &rec(&[1, 2, 3, 0], Some(0), &[0, 1, 2], 0, 1))
+        .unwrap();
+    s.write_bucket(epoch, 1, &rec(&[1, 2, 3, 0], Some(0), &[0, 1, 2], 0, 1))
+        .unwrap();
+    let path = journal_path(dir.path(), &s);
+    drop(s);
+    let mut bytes = fs::read(&path).unwrap();
+    // Flip a digit inside the second record (a complete, newline-terminated one).
+    let second = bytes.iter().position(|&c| c == b'\n').unwrap() + 1;
+    let third = second + bytes[second..].iter().position(|&c| c == b'\n').unwrap() + 1;
+    let pos = third + 20;
+    bytes[pos] = if bytes[pos] == b'1' { b'2' } else { b'1' };
+    fs::write(&path, &bytes).unwrap();
+    let err = FileStore::open(dir.path(), FileStoreOptions::default()).unwrap_err();
+    assert!(matches!(err, FileStoreError::Corrupt { .. }), "{err}");
+}
+
+#[test]
+fn a_corrupt_or_truncated_snapshot_is_a_typed_error() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(FileStore::create(dir.path(), initial(), FileStoreOptions::default()).unwrap());
+    let path = dir.path().join("snapshot.json");
+    let good = fs::read(&path).unwrap();
+    fs::write(&path, &good[..good.len() - 7]).unwrap();
+    let err = FileStore::open(dir.path(), FileStoreOptions::default()).unwrap_err();
+    assert!(matches!(err, FileStoreError::Corrupt { .. }), "{err}");
+    let mut flipped = good.clone();
+    let n = flipped.len() - 10;
+    flipped[n] ^= 0x01;
+    fs::write(&path, &flipped).unwrap();
+    let err = FileStore::open(dir.path(), FileStoreOptions::default()).unwrap_err();
+    assert!(matches!(err, FileStoreError::Corrupt { .. }), "{err}");
+    fs::write(&path, b"").unwrap();
+    assert!(matches!(
+        FileStore::open(dir.path(), FileStoreOptions::default()),
+        Err(FileStoreError::Corrupt { .. })
+    ));
+}
+
+#[test]
+fn a_torn_final_record_is_a_write_that_never_returned() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = FileStore::create(dir.path(), initial(), FileStoreOptions::default()).unwrap();
+    let epoch = s.elect_coordinator().unwrap();
+    s.write_task(epoch, &task(1)).unwrap();
+    let before_last = s.inspect().unwrap().clone();
+    s.write_bucket(epoch, 0, &rec(&[1, 2, 3, 0], Some(0), &[0, 1, 2], 0, 1))
+        .unwrap();
+    let path = journal_path(dir.path(), &s);
+    drop(s);
+    let bytes = fs::read(&path).unwrap();
+    let last_start = bytes[..bytes.len() - 1]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .unwrap()
+        + 1;
+    let cut = last_start + (bytes.len() - last_start) / 2;
+    fs::write(&path, &bytes[..cut]).unwrap();
+
+    // Strict mode reports it as a typed error and changes nothing.
+    let strict = FileStoreOptions {
+        strict_torn_tail: true,
+        ..FileStoreOptions::default()
+    };
+    let err = FileStore::open(dir.path(), strict).unwrap_err();
+    assert!(
+        matches!(err, FileStoreError::TornTail { offset, .. } if offset == last_start as u64),
+        "{err}"
+    );
+    assert_eq!(fs::read(&path).unwrap().len(), cut);
+
+    // The default rule discards it: the state is the one before the torn write.
+    let mut s = FileStore::open(dir.path(), FileStoreOptions::default()).unwrap();
+    assert_eq!(s.inspect().unwrap(), &before_last);
+    assert_eq!(s.torn_tail_discarded(), Some((cut - last_start) as u64));
+    // Appending after the cut works and survives another reopen.
+    s.write_bucket(epoch, 1, &rec(&[0, 1, 2], Some(1), &[0, 1, 2], 1, 1))
+        .unwrap();
+    let expected = s.inspect().unwrap().clone();
+    drop(s);
+    let s = FileStore::open(dir.path(), FileStoreOptions::default()).unwrap();
+    assert_eq!(s.inspect().unwrap(), &expected);
+    assert_eq!(s.torn_tail_discarded(), None);
+}
+
+#[test]
+fn an_unknown_version_is_a_typed_error() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(FileStore::create(dir.path(), initial(), FileStoreOptions::default()).unwrap());
+    let path = dir.path().join("snapshot.json");
+    let text = String::from_utf8(fs::read(&path).unwrap()).unwrap();
+    fs::write(&path, text.replacen("\"version\":1", "\"version\":2", 1)).unwrap();
+    let err = FileStore::open(dir.path(), FileStoreOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, FileStoreError::UnsupportedVersion { version: 2, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_write_by_a_stale_epoch_is_fenced_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = FileStore::create(dir.path(), initial(), FileStoreOptions::default()).unwrap();
+    let old = s.elect_coordinator().unwrap();
+    let new = s.elect_coordinator().unwrap();
+    let before = s.inspect().unwrap().clone();
+    let bytes_before = s.journal_bytes();
+    let r = rec(&[1, 2, 3, 0], Some(0), &[0, 1, 2], 0, 1);
+    assert_eq!(
+        s.write_bucket(old, 0, &r),
+        Err(StoreError::Fenced {
+            writer_epoch: old,
+            store_epoch: new
+        })
+    );
+    assert!(matches!(
+        s.write_task(old, &task(1)),
+        Err(StoreError::Fenced { .. })
+    ));
+    assert!(matches!(
+        s.mark_deleted(old, 0),
+        Err(StoreError::Fenced { .. })
+    ));
+    assert_eq!(s.inspect().unwrap(), &before);
+    assert_eq!(s.journal_bytes(), bytes_before);
+    s.write_bucket(new, 0, &r).unwrap();
+}
+
+#[test]
+fn a_journal_without_its_snapshot_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(FileStore::create(dir.path(), initial(), FileStoreOptions::default()).unwrap());
+    fs::remove_file(dir.path().join("snapshot.json")).unwrap();
+    assert!(matches!(
+        FileStore::open(dir.path(), FileStoreOptions::default()),
+        Err(FileStoreError::MissingSnapshot(_))
+    ));
+    assert!(matches!(
+        FileStore::open_or_create(dir.path(), FileStoreOptions::default()),
+        Err(FileStoreError::MissingSnapshot(_))
+    ));
+    let empty = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        FileStore::open(empty.path(), FileStoreOptions::default()),
+        Err(FileStoreError::NotFound(_))
+    ));
+    assert!(FileStore::open_or_create(empty.path(), FileStoreOptions::default()).is_ok());
+    assert!(matches!(
+        FileStore::create(
+            empty.path(),
+            PersistedState::default(),
+            FileStoreOptions::default()
+        ),
+        Err(FileStoreError::AlreadyExists(_))
+    ));
+}
+
+#[test]
+fn a_manager_on_a_file_store_recovers_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = FileStore::create(dir.path(), initial(), FileStoreOptions::default()).unwrap();
+    let (mut m, _) = Manager::start(Config::default(), s, live(), 0).unwrap();
+    m.handle(0, Input::Event(Event::Recover));
+    let effects = m.handle(
+        0,
+        Input::Register {
+            plan: Plan::new(vec![mv(0), mv(1)]),
+        },
+    );
+    assert_eq!(effects.len(), 5);
+    drop(m); // crash
+    let s = FileStore::open(dir.path(), FileStoreOptions::default()).unwrap();
+    let (mut m, _) = Manager::start(Config::default(), s, live(), 1_000).unwrap();
+    assert_eq!(m.coordinator_epoch(), 2);
+    let effects = m.handle(1_000, Input::Event(Event::Recover));
+    assert_eq!(effects[0], Effect::Enqueue(Event::Reconcile(key(1, 0))));
+    assert_eq!(m.bucket_status(0), Some(BucketStatus::Timeout));
+    assert_eq!(m.bucket_status(1), Some(BucketStatus::Rebalancing));
+    m.check_invariants().unwrap();
+}
