@@ -1,1 +1,253 @@
-fn main() {}
+//! `rebalance-conformance`: checks that the production manager does what the model does.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use rebalance_conformance::{exhaustive, random, replay, report};
+use rebalance_model::{preset, preset_names, Bug, BugSet, Config, RebalanceModel};
+
+#[derive(Parser)]
+#[command(
+    name = "rebalance-conformance",
+    about = "Replays model traces against the production rebalance manager and compares both \
+             after every step",
+    long_about = "Every model step is mirrored on the manager (client requests, events, \
+                  responses, AdjustIsr, server liveness, coordinator restarts, store faults and \
+                  time); after each step the emitted messages, events and replies and a \
+                  projection of both states must be equal.\n\nExit codes: 0 agree, 1 divergence, \
+                  2 invalid trace or bad usage."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Replay trace files (spec/trace-format.md), written by `rebalance-model check --trace-out`
+    /// or by hand.
+    Replay {
+        /// Trace files to replay, in order.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Where a diverging trace is written.
+        #[arg(long, default_value = ".")]
+        out_dir: PathBuf,
+    },
+    /// Check every edge of a preset's whole reachable state graph against the manager.
+    Exhaustive {
+        /// A preset name (see `rebalance-model configs`) or a JSON configuration file.
+        #[arg(long)]
+        config: String,
+        /// Restore a historical bug in the model (the manager is then expected to diverge).
+        #[arg(long = "bug", value_name = "NAME")]
+        bugs: Vec<String>,
+        /// Print the per-action and per-rule coverage table.
+        #[arg(long)]
+        coverage: bool,
+        /// Where a diverging trace is written.
+        #[arg(long, default_value = ".")]
+        out_dir: PathBuf,
+    },
+    /// Seeded random walks over a preset, shrinking a divergence to a minimal walk.
+    Random {
+        /// A preset name or a JSON configuration file.
+        #[arg(long, default_value = "full")]
+        config: String,
+        /// The seed; printed so that any run can be repeated.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Number of walks.
+        #[arg(long, default_value_t = 100)]
+        cases: u32,
+        /// Maximum steps per walk.
+        #[arg(long, default_value_t = 200)]
+        steps: usize,
+        /// Restore a historical bug in the model.
+        #[arg(long = "bug", value_name = "NAME")]
+        bugs: Vec<String>,
+        /// Where a diverging trace is written.
+        #[arg(long, default_value = ".")]
+        out_dir: PathBuf,
+    },
+}
+
+fn load_config(name: &str) -> Result<Config, String> {
+    if let Some(c) = preset(name) {
+        return Ok(c);
+    }
+    if std::path::Path::new(name).exists() {
+        return Config::from_json_file(name).map_err(|e| e.to_string());
+    }
+    Err(format!(
+        "unknown configuration `{name}`: not a preset ({}) and not a file",
+        preset_names().join(", ")
+    ))
+}
+
+fn parse_bugs(names: &[String]) -> Result<Vec<Bug>, String> {
+    names
+        .iter()
+        .map(|n| {
+            n.parse::<Bug>()
+                .map_err(|_| format!("unknown bug switch `{n}`"))
+        })
+        .collect()
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(command: Command) -> Result<ExitCode, String> {
+    match command {
+        Command::Replay { files, out_dir } => {
+            let mut failed = false;
+            for file in &files {
+                let trace = rebalance_model::Trace::read(file)
+                    .map_err(|e| format!("invalid trace {}: {e}", file.display()))?;
+                match replay::replay(&trace) {
+                    Ok(ok) => {
+                        println!(
+                            "{}: model and manager agree at all {} steps",
+                            file.display(),
+                            ok.steps
+                        );
+                        let p = &ok.progress;
+                        println!(
+                            "  overall: {}  rebalance: {}",
+                            p.overall.map_or("-".into(), |o| format!("{o:?}")),
+                            p.rid.map_or("-".into(), |r| r.to_string())
+                        );
+                        for (b, st) in &p.buckets {
+                            println!("  bucket {b}: {st:?}");
+                        }
+                    }
+                    Err(replay::ReplayError::Invalid(e)) => {
+                        return Err(format!("invalid trace {}: {e}", file.display()));
+                    }
+                    Err(replay::ReplayError::Divergence { step, mismatch }) => {
+                        let stem = file
+                            .file_stem()
+                            .map_or("trace".into(), |s| s.to_string_lossy().to_string());
+                        let path = report::trace_path(&out_dir, &format!("{stem}-replay"));
+                        print!(
+                            "{}",
+                            report::divergence(
+                                &trace.config,
+                                &trace.bugs,
+                                &trace.steps,
+                                step,
+                                &mismatch,
+                                &path
+                            )
+                        );
+                        failed = true;
+                    }
+                }
+            }
+            Ok(if failed {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Exhaustive {
+            config,
+            bugs,
+            coverage,
+            out_dir,
+        } => {
+            let cfg = load_config(&config)?;
+            let bugs = parse_bugs(&bugs)?;
+            let model = RebalanceModel::new(cfg.clone(), BugSet::of(&bugs));
+            eprintln!("walking every edge of `{config}` against the manager ...");
+            let result = exhaustive::walk(&model, 100_000, |s| {
+                eprintln!(
+                    "  {} states, {} edges, {:.0} edges/s",
+                    s.states,
+                    s.edges,
+                    s.edges_per_second()
+                )
+            });
+            match result {
+                Ok(stats) => {
+                    println!(
+                        "{config}: model and manager agree on every edge: {} states, {} edges, \
+                         max depth {}, {:.2} s, {:.0} edges/s",
+                        stats.states,
+                        stats.edges,
+                        stats.max_depth,
+                        stats.seconds,
+                        stats.edges_per_second()
+                    );
+                    if coverage {
+                        print!("{}", stats.coverage.render());
+                    }
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(d) => {
+                    let path = report::trace_path(&out_dir, &format!("{config}-exhaustive"));
+                    print!(
+                        "{}",
+                        report::divergence(
+                            &cfg,
+                            &bugs,
+                            &d.steps,
+                            d.steps.len(),
+                            &d.mismatch,
+                            &path
+                        )
+                    );
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
+        Command::Random {
+            config,
+            seed,
+            cases,
+            steps,
+            bugs,
+            out_dir,
+        } => {
+            let cfg = load_config(&config)?;
+            let bugs = parse_bugs(&bugs)?;
+            let model = RebalanceModel::new(cfg.clone(), BugSet::of(&bugs));
+            println!("random walks on `{config}`: seed {seed}, {cases} cases, up to {steps} steps");
+            match random::run(&model, seed, cases, steps) {
+                Ok(stats) => {
+                    println!(
+                        "model and manager agree: {} walks, {} steps (seed {seed})",
+                        stats.cases, stats.steps
+                    );
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(d) => {
+                    let path = report::trace_path(&out_dir, &format!("{config}-seed{seed}"));
+                    print!(
+                        "{}",
+                        report::divergence(
+                            &cfg,
+                            &bugs,
+                            &d.steps,
+                            d.steps.len(),
+                            &d.mismatch,
+                            &path
+                        )
+                    );
+                    println!("(seed {seed})");
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! How often each model action kind and each spec rule was exercised against the manager.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use rebalance_model::Action;
+
+/// Every action kind the model has, with and without an injected store fault where the action
+/// can carry one. Coverage of a set of presets must reach all of them.
+pub const ACTION_KINDS: &[&str] = &[
+    "register",
+    "register+store_fault",
+    "cancel",
+    "cancel+store_fault",
+    "process_event",
+    "process_event+store_fault",
+    "deliver_nli",
+    "deliver_nli_response",
+    "deliver_nli_response+store_fault",
+    "deliver_adjust_isr",
+    "deliver_adjust_isr+store_fault",
+    "deliver_adjust_isr_response",
+    "drop_message",
+    "duplicate_message",
+    "propose_isr",
+    "crash_server",
+    "restart_server",
+    "crash_coordinator",
+    "delete_bucket",
+    "tick",
+];
+
+/// Every rule of `spec/protocol.md` section 5 that runs coordinator or server code; the
+/// conformance runs of the CI presets must exercise each at least once.
+pub const RULES: &[&str] = &[
+    "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15",
+    "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23", "R24",
+];
+
+/// The kind of an action, as listed in [`ACTION_KINDS`].
+pub fn kind(action: &Action) -> String {
+    let base = match action {
+        Action::Register { .. } => "register",
+        Action::Cancel { .. } => "cancel",
+        Action::ProcessEvent { .. } => "process_event",
+        Action::DeliverNli { .. } => "deliver_nli",
+        Action::DeliverNliResponse { .. } => "deliver_nli_response",
+        Action::DeliverAdjustIsr { .. } => "deliver_adjust_isr",
+        Action::DeliverAdjustIsrResponse { .. } => "deliver_adjust_isr_response",
+        Action::DropMessage { .. } => "drop_message",
+        Action::DuplicateMessage { .. } => "duplicate_message",
+        Action::ProposeIsr { .. } => "propose_isr",
+        Action::CrashServer { .. } => "crash_server",
+        Action::RestartServer { .. } => "restart_server",
+        Action::CrashCoordinator => "crash_coordinator",
+        Action::DeleteBucket { .. } => "delete_bucket",
+        Action::Tick => "tick",
+    };
+    if action.fail_store_op().is_some() {
+        format!("{base}+store_fault")
+    } else {
+        base.to_string()
+    }
+}
+
+/// The rule a fired-rule label belongs to: `R7.4` counts for `R7`.
+pub fn rule_of(label: &str) -> &str {
+    label.split('.').next().unwrap_or(label)
+}
+
+/// Counters per action kind and per rule label.
+#[derive(Clone, Debug, Default)]
+pub struct Coverage {
+    pub actions: BTreeMap<String, u64>,
+    pub rules: BTreeMap<String, u64>,
+}
+
+impl Coverage {
+    pub fn record(&mut self, action: &Action, rules: &[&'static str]) {
+        *self.actions.entry(kind(action)).or_default() += 1;
+        for r in rules {
+            *self.rules.entry((*r).to_string()).or_default() += 1;
+        }
+    }
+
+    pub fn merge(&mut self, other: &Coverage) {
+        for (k, v) in &other.actions {
+            *self.actions.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &other.rules {
+            *self.rules.entry(k.clone()).or_default() += v;
+        }
+    }
+
+    /// Action kinds of [`ACTION_KINDS`] never exercised.
+    pub fn missing_actions(&self) -> Vec<&'static str> {
+        ACTION_KINDS
+            .iter()
+            .copied()
+            .filter(|k| !self.actions.contains_key(*k))
+            .collect()
+    }
+
+    /// Rules of [`RULES`] never exercised (any sub-rule counts).
+    pub fn missing_rules(&self) -> Vec<&'static str> {
+        RULES
+            .iter()
+            .copied()
+            .filter(|r| !self.rules.keys().any(|l| rule_of(l) == *r))
+            .collect()
+    }
+
+    pub fn render(&self) -> String {
+        let mut out = String::from("action kinds exercised:\n");
+        for k in ACTION_KINDS {
+            let _ = writeln!(
+                out,
+                "  {:<36} {}",
+                k,
+                self.actions.get(*k).copied().unwrap_or(0)
+            );
+        }
+        out.push_str("rules exercised:\n");
+        for (k, v) in &self.rules {
+            let _ = writeln!(out, "  {k:<8} {v}");
+        }
+        out
+    }
+}

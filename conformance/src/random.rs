@@ -1,0 +1,109 @@
+//! Long seeded random walks over a preset (typically a larger one than exhaustive can cover),
+//! with proptest shrinking a diverging walk to a minimal one.
+//!
+//! A walk is a vector of choice numbers: at step i the walk takes enabled action
+//! `choices[i] % enabled.len()`. Proptest shrinks the vector (shorter, smaller numbers), which
+//! shrinks the walk; the minimal vector is replayed once more to produce the report.
+
+use std::cell::RefCell;
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::test_runner::{
+    Config as RunnerConfig, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner,
+};
+use rebalance_model::{Action, RebalanceModel};
+
+use crate::coverage::Coverage;
+use crate::exhaustive::Divergence;
+use crate::harness::Harness;
+
+/// What the random walks saw.
+#[derive(Clone, Debug, Default)]
+pub struct RandomStats {
+    pub cases: u64,
+    pub steps: u64,
+    pub coverage: Coverage,
+}
+
+/// One walk driven by `choices`. Stops early at a state with no enabled action.
+pub fn walk(
+    model: &RebalanceModel,
+    choices: &[u32],
+    coverage: &mut Coverage,
+) -> Result<u64, Box<Divergence>> {
+    let mut state = model.init_state();
+    let mut harness = Harness::start(model, &state).map_err(|mismatch| {
+        Box::new(Divergence {
+            steps: Vec::new(),
+            mismatch,
+        })
+    })?;
+    let mut steps: Vec<Action> = Vec::new();
+    let mut actions = Vec::new();
+    for c in choices {
+        actions.clear();
+        model.enabled_actions(&state, &mut actions);
+        let enabled: Vec<_> = actions
+            .iter()
+            .filter_map(|a| model.step(&state, a).map(|r| (a, r)))
+            .collect();
+        if enabled.is_empty() {
+            break;
+        }
+        let (action, (post, out)) = &enabled[*c as usize % enabled.len()];
+        steps.push((*action).clone());
+        if let Err(mismatch) = harness.apply(model, &state, action, post, out) {
+            return Err(Box::new(Divergence { steps, mismatch }));
+        }
+        coverage.record(action, &out.rules);
+        state = post.clone();
+    }
+    Ok(steps.len() as u64)
+}
+
+/// Runs `cases` walks of up to `max_steps` steps from `seed`. On a divergence, returns the
+/// shrunk minimal walk's divergence.
+pub fn run(
+    model: &RebalanceModel,
+    seed: u64,
+    cases: u32,
+    max_steps: usize,
+) -> Result<RandomStats, Box<Divergence>> {
+    let mut seed_bytes = [0u8; 32];
+    seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes);
+    let config = RunnerConfig {
+        cases,
+        failure_persistence: None,
+        max_shrink_iters: 2_000,
+        ..RunnerConfig::default()
+    };
+    let mut runner = TestRunner::new_with_rng(config, rng);
+    let stats = RefCell::new(RandomStats::default());
+    let strategy = vec(any::<u32>(), 1..=max_steps.max(1));
+    let result = runner.run(&strategy, |choices| {
+        let mut coverage = Coverage::default();
+        match walk(model, &choices, &mut coverage) {
+            Ok(n) => {
+                let mut s = stats.borrow_mut();
+                s.cases += 1;
+                s.steps += n;
+                s.coverage.merge(&coverage);
+                Ok(())
+            }
+            Err(d) => Err(TestCaseError::fail(d.mismatch.summary.clone())),
+        }
+    });
+    match result {
+        Ok(()) => Ok(stats.into_inner()),
+        Err(TestError::Fail(_, minimal)) => {
+            let mut scratch = Coverage::default();
+            match walk(model, &minimal, &mut scratch) {
+                Err(d) => Err(d),
+                Ok(_) => unreachable!("a shrunk failing walk fails again: walks are deterministic"),
+            }
+        }
+        Err(TestError::Abort(reason)) => panic!("random walks aborted: {reason}"),
+    }
+}

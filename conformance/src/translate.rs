@@ -1,0 +1,128 @@
+//! Model values to manager inputs (spec vocabulary on both sides, different representations).
+//!
+//! The model counts time in ticks; the manager in milliseconds. One tick is
+//! [`TICK_MS`] (spec 9: one tick is `check_interval_ms`).
+
+use std::collections::BTreeSet;
+
+use rebalance_manager as mgr;
+use rebalance_model as model;
+
+/// One model tick in manager milliseconds (the default check interval).
+pub const TICK_MS: u64 = 30_000;
+
+/// The manager configuration equivalent to a model configuration (durations scaled by a tick).
+pub fn config(c: &model::Config) -> mgr::Config {
+    mgr::Config {
+        task_timeout_ms: u64::from(c.task_timeout_ticks) * TICK_MS,
+        check_interval_ms: TICK_MS,
+        max_reconcile_backoff_ms: u64::from(c.max_reconcile_backoff_ticks) * TICK_MS,
+        target_unavailable_timeout_ms: u64::from(c.target_unavailable_timeout_ticks) * TICK_MS,
+        no_progress_timeout_ms: u64::from(c.no_progress_timeout_ticks) * TICK_MS,
+        max_tracked_timed_out: usize::from(c.max_tracked_timed_out),
+        max_inflight: usize::from(c.max_inflight),
+    }
+}
+
+pub fn servers(v: &[model::Server]) -> Vec<mgr::ServerId> {
+    v.iter().map(|s| mgr::ServerId::from(*s)).collect()
+}
+
+pub fn server_set(s: model::ServerSet) -> BTreeSet<mgr::ServerId> {
+    s.iter().map(mgr::ServerId::from).collect()
+}
+
+pub fn key(k: model::Key) -> mgr::Key {
+    mgr::Key {
+        rid: mgr::RebalanceId::from(k.rid),
+        bucket: mgr::BucketId::from(k.bucket),
+    }
+}
+
+pub fn plan(entries: &[model::PlanEntry]) -> mgr::Plan {
+    mgr::Plan::new(
+        entries
+            .iter()
+            .map(|e| {
+                (
+                    mgr::BucketId::from(e.bucket),
+                    mgr::PlanEntry {
+                        ors: servers(&e.ors),
+                        trs: servers(&e.trs),
+                        old_leader: Some(mgr::ServerId::from(e.old_leader)),
+                        new_leader: mgr::ServerId::from(e.new_leader),
+                    },
+                )
+            })
+            .collect(),
+    )
+}
+
+pub fn event(e: &model::Event) -> mgr::Event {
+    match e {
+        model::Event::Timeout { key: k } => mgr::Event::Timeout(key(*k)),
+        model::Event::Reconcile { key: k } => mgr::Event::Reconcile(key(*k)),
+        model::Event::Finalize { rid } => mgr::Event::Finalize(mgr::RebalanceId::from(*rid)),
+        model::Event::Recover => mgr::Event::Recover,
+    }
+}
+
+pub fn context(c: &model::message::RequestContext) -> mgr::RequestContext {
+    mgr::RequestContext {
+        coordinator_epoch: mgr::Epoch::from(c.coordinator_epoch),
+        leader: c.leader.map(mgr::ServerId::from),
+        leader_epoch: mgr::Epoch::from(c.leader_epoch),
+        bucket_epoch: mgr::Epoch::from(c.bucket_epoch),
+        exec_key: c.exec_key.map(key),
+    }
+}
+
+pub fn nli_response(m: &model::NliResponse) -> mgr::Input {
+    mgr::Input::NliResponse {
+        from: mgr::ServerId::from(m.from),
+        bucket: mgr::BucketId::from(m.bucket),
+        ok: m.ok,
+        context: context(&m.context),
+    }
+}
+
+pub fn adjust_isr(m: &model::AdjustIsr) -> mgr::Input {
+    mgr::Input::AdjustIsr {
+        from: mgr::ServerId::from(m.from),
+        bucket: mgr::BucketId::from(m.bucket),
+        leader_epoch: mgr::Epoch::from(m.leader_epoch),
+        bucket_epoch: mgr::Epoch::from(m.bucket_epoch),
+        isr: server_set(m.isr),
+    }
+}
+
+/// The store the manager starts on: the model's initial store, at coordinator epoch `ce - 1` so
+/// that the manager's election (R17) lands on the model's `ce`.
+pub fn initial_store(s: &model::SystemState) -> mgr::MemStore {
+    let mut state = mgr::PersistedState {
+        coordinator_epoch: mgr::Epoch::from(s.store.coordinator_epoch.saturating_sub(1)),
+        task: None,
+        cluster: mgr::ClusterState::default(),
+    };
+    let meta = &s.store.buckets;
+    for b in 0..meta.assignment.len() {
+        let lai = &meta.lai[b];
+        state.cluster.buckets.insert(
+            b as mgr::BucketId,
+            mgr::BucketRecord {
+                assignment: servers(&meta.assignment[b]),
+                lai: mgr::LeaderAndIsr {
+                    leader: lai.leader.map(mgr::ServerId::from),
+                    leader_epoch: mgr::Epoch::from(lai.leader_epoch),
+                    isr: server_set(lai.isr),
+                    bucket_epoch: mgr::Epoch::from(lai.bucket_epoch),
+                    coordinator_epoch: mgr::Epoch::from(lai.coordinator_epoch),
+                },
+            },
+        );
+        if meta.deleted[b] {
+            state.cluster.deleted.insert(b as mgr::BucketId);
+        }
+    }
+    mgr::MemStore::with_state(state)
+}
