@@ -127,6 +127,9 @@ pub struct Cluster {
     pub adjust_in_flight: BTreeMap<(ServerId, BucketId), u32>,
     /// A bucket's followers catch up only from this time on (slow followers: timeouts).
     pub slow_until: BTreeMap<BucketId, u64>,
+    /// A bucket's followers catch up only this long after the leader first wants to expand the
+    /// ISR (turned into `slow_until` then).
+    pub slow_for: BTreeMap<BucketId, u64>,
     /// Leaders whose proposal waits for `slow_until`; retried by [`Cluster::retry_deferred`].
     pub deferred: BTreeSet<(ServerId, BucketId)>,
 }
@@ -367,6 +370,9 @@ impl Cluster {
         isr.extend(v.replicas.iter().copied().filter(|r| live.contains(r)));
         if isr == v.isr {
             return false;
+        }
+        if let Some(d) = self.slow_for.remove(&b) {
+            self.slow_until.insert(b, now_ms + d);
         }
         if self.slow_until.get(&b).is_some_and(|t| now_ms < *t) {
             self.deferred.insert((s, b));
