@@ -121,6 +121,10 @@ pub enum PlanError {
     /// The bucket is deleted (the spec's planner skips deleted buckets).
     #[error("bucket {0} is deleted")]
     DeletedBucket(BucketId),
+    /// `ors` is not the bucket's current assignment (plans are made from the live assignment, D5;
+    /// a pending bucket must be at origin, INV-PENDING-AT-ORIGIN).
+    #[error("bucket {0}: the origin replica list is not the current assignment")]
+    NotAtOrigin(BucketId),
 }
 
 /// The client reply to a register or cancel.

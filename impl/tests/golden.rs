@@ -625,11 +625,18 @@ fn an_invalid_plan_is_rejected_without_writing() {
         )))]
     );
     assert_eq!(m.store().op_count(), ops);
-    let effects = register(&mut m, vec![mv(9)]);
-    assert!(matches!(
-        &effects[0],
-        Effect::Reply(Reply::Rejected(RejectReason::InvalidPlan(_)))
-    ));
+    let invalid = |e| vec![Effect::Reply(Reply::Rejected(RejectReason::InvalidPlan(e)))];
+    assert_eq!(
+        register(&mut m, vec![mv(9)]),
+        invalid(rebalance_manager::PlanError::UnknownBucket(9))
+    );
+    let (b, mut e) = mv(0);
+    e.ors = vec![0, 1, 3];
+    assert_eq!(
+        register(&mut m, vec![(b, e)]),
+        invalid(rebalance_manager::PlanError::NotAtOrigin(0))
+    );
+    assert_eq!(m.store().op_count(), ops);
 }
 
 #[test]

@@ -69,11 +69,14 @@ impl<S: Store> Manager<S> {
             if !distinct(&e.ors) || !distinct(&e.trs) {
                 return Err(PlanError::DuplicateReplica(b));
             }
-            if !self.ctx.buckets.contains_key(&b) {
+            let Some(rec) = self.ctx.buckets.get(&b) else {
                 return Err(PlanError::UnknownBucket(b));
-            }
+            };
             if self.ctx.deleted.contains(&b) {
                 return Err(PlanError::DeletedBucket(b));
+            }
+            if rec.assignment != e.ors {
+                return Err(PlanError::NotAtOrigin(b));
             }
         }
         Ok(())
