@@ -6,6 +6,34 @@
 //! [`Manager::handle`], and carries out the returned [`Effect`]s in order: send messages, append
 //! events to its FIFO event queue (and feed them back as [`Input::Event`]), reply to clients.
 //! The core has no clock, thread, socket, randomness or file I/O.
+//!
+//! ```
+//! use std::collections::BTreeSet;
+//! use rebalance_manager::*;
+//!
+//! // Environment: one bucket on servers [0, 1, 2], led by 0.
+//! let mut store = MemStore::new();
+//! let lai = LeaderAndIsr { leader: Some(0), isr: [0, 1, 2].into(), ..LeaderAndIsr::default() };
+//! store.put_bucket(7, BucketRecord { assignment: vec![0, 1, 2], lai });
+//! let live: BTreeSet<ServerId> = [0, 1, 2, 3].into();
+//!
+//! // R17: a new incarnation; the host feeds back the Recover event it was asked to enqueue.
+//! let (mut m, effects) = Manager::start(Config::default(), store, live, 0).unwrap();
+//! assert_eq!(effects, vec![Effect::Enqueue(Event::Recover)]);
+//! assert!(m.handle(0, Input::Event(Event::Recover)).is_empty());
+//!
+//! // R1: register a move [0, 1, 2] -> [1, 2, 3]; Phase A runs at once.
+//! let entry = PlanEntry::new(vec![0, 1, 2], vec![1, 2, 3], Some(0)).unwrap();
+//! let effects = m.handle(0, Input::Register { plan: Plan::new(vec![(7, entry)]) });
+//! assert_eq!(effects[0], Effect::Reply(Reply::Accepted(1)));
+//! assert_eq!(effects.len(), 5); // the reply and one Nli per live member of the union
+//! assert_eq!(m.bucket(7).unwrap().assignment, vec![1, 2, 3, 0]);
+//!
+//! // Fault injection: the next store operation fails; the cancel changes nothing.
+//! m.store_mut().fail_nth_op(1);
+//! assert_eq!(m.handle(0, Input::Cancel), vec![Effect::Reply(Reply::StoreError)]);
+//! assert!(m.check_invariants().is_ok());
+//! ```
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

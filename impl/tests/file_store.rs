@@ -274,3 +274,117 @@ fn a_manager_on_a_file_store_recovers_after_a_restart() {
     assert_eq!(m.bucket_status(1), Some(BucketStatus::Rebalancing));
     m.check_invariants().unwrap();
 }
+
+mod durability {
+    //! Random write sequences with reopens, torn tails and compactions: after every step the
+    //! reopened or live store equals an in-memory reference of the acknowledged writes.
+
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::Write;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Elect,
+        NewTask(u8),
+        TaskStatus(u8, bool),
+        Bucket(u32, u8),
+        Deleted(u32),
+        StaleWrite(u32),
+        Reopen,
+        TornReopen(Vec<u8>),
+        Compact,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            1 => Just(Op::Elect),
+            1 => any::<u8>().prop_map(Op::NewTask),
+            2 => (any::<u8>(), any::<bool>()).prop_map(|(s, c)| Op::TaskStatus(s, c)),
+            6 => (0..3u32, any::<u8>()).prop_map(|(b, e)| Op::Bucket(b, e)),
+            1 => (0..5u32).prop_map(Op::Deleted),
+            1 => (0..3u32).prop_map(Op::StaleWrite),
+            2 => Just(Op::Reopen),
+            2 => prop::collection::vec(any::<u8>().prop_filter("no newline", |c| *c != b'\n'), 1..40).prop_map(Op::TornReopen),
+            1 => Just(Op::Compact),
+        ]
+    }
+
+    fn options() -> FileStoreOptions {
+        FileStoreOptions {
+            fsync: false,
+            compact_min_bytes: 700,
+            strict_torn_tail: false,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 64,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x5EED_0004),
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn the_store_holds_exactly_the_acknowledged_writes(ops in prop::collection::vec(op(), 1..40)) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut reference = initial();
+            let mut s = FileStore::create(dir.path(), reference.clone(), options()).unwrap();
+            for op in ops {
+                let epoch = reference.coordinator_epoch;
+                match op {
+                    Op::Elect => {
+                        reference.coordinator_epoch = s.elect_coordinator().unwrap();
+                    }
+                    Op::NewTask(id) => {
+                        let t = task(u64::from(id));
+                        s.write_task(epoch, &t).unwrap();
+                        reference.task = Some(t);
+                    }
+                    Op::TaskStatus(st, cancel) => {
+                        if let Some(mut t) = s.read_task().unwrap() {
+                            t.status = [TaskStatus::NotStarted, TaskStatus::Rebalancing, TaskStatus::Completed][st as usize % 3];
+                            t.cancel_requested = cancel;
+                            s.write_task(epoch, &t).unwrap();
+                            reference.task = Some(t);
+                        }
+                    }
+                    Op::Bucket(b, e) => {
+                        let r = rec(&[0, 1, 2, 3][..3 + (e as usize % 2)], Some(u32::from(e % 3)), &[0, 1], 0, u64::from(e));
+                        s.write_bucket(epoch, b, &r).unwrap();
+                        reference.cluster.buckets.insert(b, r);
+                    }
+                    Op::Deleted(b) => {
+                        s.mark_deleted(epoch, b).unwrap();
+                        reference.cluster.deleted.insert(b);
+                    }
+                    Op::StaleWrite(b) => {
+                        let r = rec(&[9], None, &[9], 9, 9);
+                        let stale = epoch.wrapping_sub(1);
+                        let fenced = matches!(s.write_bucket(stale, b, &r), Err(StoreError::Fenced { .. }));
+                        prop_assert!(fenced, "a stale epoch must be fenced");
+                    }
+                    Op::Reopen => {
+                        drop(s);
+                        s = FileStore::open(dir.path(), options()).unwrap();
+                    }
+                    Op::TornReopen(garbage) => {
+                        let path = journal_path(dir.path(), &s);
+                        drop(s);
+                        let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+                        f.write_all(&garbage).unwrap();
+                        drop(f);
+                        s = FileStore::open(dir.path(), options()).unwrap();
+                        prop_assert_eq!(s.torn_tail_discarded(), Some(garbage.len() as u64));
+                    }
+                    Op::Compact => s.compact().unwrap(),
+                }
+                prop_assert_eq!(s.inspect().unwrap(), &reference);
+            }
+            drop(s);
+            let s = FileStore::open(dir.path(), options()).unwrap();
+            prop_assert_eq!(s.inspect().unwrap(), &reference);
+        }
+    }
+}
