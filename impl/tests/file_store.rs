@@ -78,14 +78,16 @@ fn reopen_after_many_writes_with_compactions() {
     drop(s);
     let reopened = FileStore::open(dir.path(), options).unwrap();
     assert_eq!(reopened.inspect().unwrap(), &expected);
-    let files: Vec<String> = fs::read_dir(dir.path())
+    let mut files: Vec<String> = fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
+    files.sort();
+    let journal = format!("journal.{}.log", reopened.generation());
     assert_eq!(
-        files.len(),
-        2,
-        "only the snapshot and its journal remain: {files:?}"
+        files,
+        vec!["LOCK".to_string(), journal, "snapshot.json".to_string()],
+        "stray files were removed"
     );
 }
 
@@ -220,6 +222,19 @@ fn a_write_by_a_stale_epoch_is_fenced_and_leaves_nothing() {
     assert_eq!(s.inspect().unwrap(), &before);
     assert_eq!(s.journal_bytes(), bytes_before);
     s.write_bucket(new, 0, &r).unwrap();
+}
+
+#[test]
+fn a_second_handle_on_the_same_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = FileStore::create(dir.path(), initial(), FileStoreOptions::default()).unwrap();
+    let second = FileStore::open(dir.path(), FileStoreOptions::default());
+    assert!(
+        matches!(second, Err(FileStoreError::Locked(_))),
+        "{second:?}"
+    );
+    drop(first);
+    assert!(FileStore::open(dir.path(), FileStoreOptions::default()).is_ok());
 }
 
 #[test]

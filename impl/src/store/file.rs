@@ -1,7 +1,7 @@
 //! `FileStore`: the durable embedded adapter.
 //!
 //! # Format (version 1)
-//! A directory with two files:
+//! A directory with two files (and an empty `LOCK` file, locked while a `FileStore` is open):
 //! - `snapshot.json`: a header line `{"format":"fluss-rebalance-store","version":1,
 //!   "generation":G,"body_len":N,"body_crc32":C}` followed by the body, the JSON of
 //!   [`PersistedState`] (exactly `N` bytes, CRC-32 `C`). Written to `snapshot.json.tmp`,
@@ -43,6 +43,7 @@ const FORMAT: &str = "fluss-rebalance-store";
 const VERSION: u64 = 1;
 const SNAPSHOT: &str = "snapshot.json";
 const SNAPSHOT_TMP: &str = "snapshot.json.tmp";
+const LOCK: &str = "LOCK";
 
 /// Tuning of a [`FileStore`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,6 +77,9 @@ pub enum FileStoreError {
     /// `create` on a directory that already holds store files.
     #[error("a store already exists in {0}")]
     AlreadyExists(PathBuf),
+    /// Another `FileStore` (in this or another process) holds the directory's lock.
+    #[error("store {0} is locked by another FileStore")]
+    Locked(PathBuf),
     /// A journal exists without its snapshot: files were lost; refusing to start empty.
     #[error("journal without snapshot in {0}: refusing to start from an empty state")]
     MissingSnapshot(PathBuf),
@@ -162,11 +166,13 @@ struct SnapshotHeader {
     body_crc32: u32,
 }
 
-/// The durable store. One process owns a directory at a time (the host's coordinator election
-/// guarantees it; the epoch fence of D7 guards the writes).
+/// The durable store. One `FileStore` owns a directory at a time: it holds an exclusive lock on
+/// `dir/LOCK` while open (a second open fails with [`FileStoreError::Locked`]); the epoch fence of
+/// D7 guards the writes of a deposed coordinator that reopens it later.
 #[derive(Debug)]
 pub struct FileStore {
     dir: PathBuf,
+    _lock: File,
     options: FileStoreOptions,
     state: PersistedState,
     generation: u64,
@@ -193,6 +199,25 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// Takes the directory's exclusive lock (released when the returned file is dropped).
+fn lock_dir(dir: &Path) -> Result<File, FileStoreError> {
+    let path = dir.join(LOCK);
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io_err(&path))?;
+    match f.try_lock() {
+        Ok(()) => Ok(f),
+        Err(fs::TryLockError::WouldBlock) => Err(FileStoreError::Locked(dir.to_path_buf())),
+        Err(fs::TryLockError::Error(e)) => Err(FileStoreError::Io {
+            file: path,
+            source: e,
+        }),
+    }
+}
+
 fn is_store_file(name: &str) -> bool {
     name == SNAPSHOT
         || name == SNAPSHOT_TMP
@@ -209,6 +234,7 @@ impl FileStore {
     ) -> Result<Self, FileStoreError> {
         let dir = dir.as_ref().to_path_buf();
         fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        let lock = lock_dir(&dir)?;
         for entry in fs::read_dir(&dir).map_err(io_err(&dir))? {
             let entry = entry.map_err(io_err(&dir))?;
             if is_store_file(&entry.file_name().to_string_lossy()) {
@@ -225,6 +251,7 @@ impl FileStore {
         let journal_bytes = journal.metadata().map_err(io_err(&journal_path))?.len();
         Ok(FileStore {
             dir,
+            _lock: lock,
             options,
             state: initial,
             generation: 0,
@@ -267,6 +294,7 @@ impl FileStore {
                 FileStoreError::NotFound(dir)
             });
         }
+        let lock = lock_dir(&dir)?;
         let (generation, mut state, snapshot_bytes) = read_snapshot(&snapshot_path)?;
         let journal_path = dir.join(journal_name(generation));
         if !journal_path.exists() {
@@ -309,6 +337,7 @@ impl FileStore {
             .map_err(io_err(&journal_path))?;
         Ok(FileStore {
             dir,
+            _lock: lock,
             options,
             state,
             generation,
