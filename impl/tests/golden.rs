@@ -676,3 +676,129 @@ fn progress_reports_timeout_as_non_final() {
         (1, 1, 2)
     );
 }
+
+#[test]
+fn a_target_down_after_phase_b_waits_without_resending_then_the_isr_change_resends_for_the_ack() {
+    let mut m = started(store(1), Config::default());
+    register(&mut m, vec![mv(0)]);
+    m.handle(
+        0,
+        Input::AdjustIsr {
+            from: 0,
+            bucket: 0,
+            leader_epoch: 0,
+            bucket_epoch: 1,
+            isr: set(&[0, 1, 2, 3]),
+        },
+    );
+    // Phase B done: [1, 2, 3], leader 1, leader epoch 1, bucket epoch 3. Target 3 crashes (R19).
+    let k = Some(key(1, 0));
+    let effects = m.handle(0, Input::ServerDown(3));
+    assert_eq!(
+        effects,
+        vec![
+            nli(1, 0, &[1, 2, 3], Some(1), 1, &[1, 2], 4, 1, k),
+            nli(2, 0, &[1, 2, 3], Some(1), 1, &[1, 2], 4, 1, k),
+        ]
+    );
+    // R11: at target but not caught up: a current ack changes nothing (no resend loop).
+    assert_eq!(m.handle(0, ack(&effects[0], true)), vec![]);
+    // R20: 3 is back; the leader is there, so only a resend.
+    let effects = m.handle(0, Input::ServerUp(3));
+    assert_eq!(
+        effects,
+        vec![
+            nli(1, 0, &[1, 2, 3], Some(1), 1, &[1, 2], 4, 1, k),
+            nli(2, 0, &[1, 2, 3], Some(1), 1, &[1, 2], 4, 1, k),
+            nli(3, 0, &[1, 2, 3], Some(1), 1, &[1, 2], 4, 1, k),
+        ]
+    );
+    // R18: the ISR is whole again: final_state holds, so resend for the leader's ack.
+    let effects = m.handle(
+        0,
+        Input::AdjustIsr {
+            from: 1,
+            bucket: 0,
+            leader_epoch: 1,
+            bucket_epoch: 4,
+            isr: set(&[1, 2, 3]),
+        },
+    );
+    let lai = LeaderAndIsr {
+        leader: Some(1),
+        leader_epoch: 1,
+        isr: set(&[1, 2, 3]),
+        bucket_epoch: 5,
+        coordinator_epoch: 1,
+    };
+    assert_eq!(
+        effects,
+        vec![
+            Effect::SendAdjustIsrResponse {
+                to: 1,
+                bucket: 0,
+                result: Ok(lai)
+            },
+            nli(1, 0, &[1, 2, 3], Some(1), 1, &[1, 2, 3], 5, 1, k),
+            nli(2, 0, &[1, 2, 3], Some(1), 1, &[1, 2, 3], 5, 1, k),
+            nli(3, 0, &[1, 2, 3], Some(1), 1, &[1, 2, 3], 5, 1, k),
+        ]
+    );
+    // The ack to the pre-crash request is stale; the leader's current ack completes.
+    assert_eq!(
+        m.handle(
+            0,
+            Input::NliResponse {
+                from: 1,
+                bucket: 0,
+                ok: true,
+                context: {
+                    let Effect::SendNli(n) = nli(1, 0, &[1, 2, 3], Some(1), 1, &[1, 2], 4, 1, k)
+                    else {
+                        unreachable!()
+                    };
+                    n.context()
+                }
+            }
+        ),
+        vec![]
+    );
+    assert_eq!(m.handle(0, ack(&effects[1], true)), vec![]);
+    assert_eq!(m.overall(), Some(OverallStatus::Completed));
+}
+
+#[test]
+fn after_a_restart_only_an_ack_of_this_incarnation_completes_a_restored_leader_only_bucket() {
+    // Before the crash (incarnation 1) the election already moved the leader to 1.
+    let mut s = store(1);
+    s.put_bucket(0, rec(&[0, 1, 2], Some(1), &[0, 1, 2], 1, 1));
+    s.state_mut().coordinator_epoch = 1;
+    s.state_mut().task = Some(TaskNode {
+        id: 1,
+        status: TaskStatus::NotStarted,
+        cancel_requested: false,
+        plan: Arc::new(Plan::new(vec![lo(0)])),
+    });
+    let (mut m, _) = Manager::start(Config::default(), s, live(), 0).unwrap();
+    // D4: not at origin (the new leader is in place): restored as tracked, no election.
+    assert_eq!(
+        m.handle(0, Input::Event(Event::Recover)),
+        vec![Effect::Enqueue(Event::Reconcile(key(1, 0)))]
+    );
+    let k = Some(key(1, 0));
+    let resend: Vec<Effect> = (0..3)
+        .map(|to| nli(to, 0, &[0, 1, 2], Some(1), 1, &[0, 1, 2], 1, 2, k))
+        .collect();
+    assert_eq!(
+        m.handle(0, Input::Event(Event::Reconcile(key(1, 0)))),
+        resend
+    );
+    // Same key, leader and epochs, but the previous incarnation's coordinator epoch: ignored.
+    let old = nli(1, 0, &[0, 1, 2], Some(1), 1, &[0, 1, 2], 1, 1, k);
+    let before = m.snapshot();
+    assert_eq!(m.handle(0, ack(&old, true)), vec![]);
+    assert_eq!(m.snapshot(), before);
+    // This incarnation's ack from the new leader completes it.
+    assert_eq!(m.handle(0, ack(&resend[1], true)), vec![]);
+    assert_eq!(m.overall(), Some(OverallStatus::Completed));
+}
