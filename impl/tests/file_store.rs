@@ -56,6 +56,7 @@ fn reopen_after_many_writes_with_compactions() {
     let dir = tempfile::tempdir().unwrap();
     let options = FileStoreOptions {
         compact_min_bytes: 2048,
+        fsync: false, // compaction is under test here, not fsync latency
         ..FileStoreOptions::default()
     };
     let mut s = FileStore::create(dir.path(), initial(), options.clone()).unwrap();

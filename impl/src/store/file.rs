@@ -48,8 +48,8 @@ const LOCK: &str = "LOCK";
 /// Tuning of a [`FileStore`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileStoreOptions {
-    /// fsync every write before it returns success. Only benchmarks that measure something else
-    /// should turn this off.
+    /// fsync every write before it returns success, and every snapshot, journal and directory
+    /// change. Turning it off gives up crash safety: for tests and benchmarks only.
     pub fsync: bool,
     /// Compact when the journal exceeds max(this, snapshot size) bytes.
     pub compact_min_bytes: u64,
@@ -195,8 +195,11 @@ fn encode(rec: &Record) -> Vec<u8> {
     line
 }
 
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
+fn sync_dir(dir: &Path, sync: bool) -> io::Result<()> {
+    if sync {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
 }
 
 /// Takes the directory's exclusive lock (released when the returned file is dropped).
@@ -242,8 +245,8 @@ impl FileStore {
             }
         }
         let journal_path = dir.join(journal_name(0));
-        write_new_journal(&dir, 0)?;
-        let snapshot_bytes = write_snapshot(&dir, 0, &initial)?;
+        write_new_journal(&dir, 0, options.fsync)?;
+        let snapshot_bytes = write_snapshot(&dir, 0, &initial, options.fsync)?;
         let journal = OpenOptions::new()
             .append(true)
             .open(&journal_path)
@@ -300,7 +303,7 @@ impl FileStore {
         if !journal_path.exists() {
             // A crash between renaming snapshot G and creating journal G cannot happen (the
             // journal is created first), but an empty journal is the only sound reading.
-            write_new_journal(&dir, generation)?;
+            write_new_journal(&dir, generation, options.fsync)?;
         }
         let bytes = fs::read(&journal_path).map_err(io_err(&journal_path))?;
         let (good_len, torn) = replay(&journal_path, &bytes, generation, &mut state)?;
@@ -317,7 +320,9 @@ impl FileStore {
                 .open(&journal_path)
                 .map_err(io_err(&journal_path))?;
             f.set_len(good_len).map_err(io_err(&journal_path))?;
-            f.sync_all().map_err(io_err(&journal_path))?;
+            if options.fsync {
+                f.sync_all().map_err(io_err(&journal_path))?;
+            }
         }
         // Stray files: temp snapshot, journals of other generations.
         if let Ok(rd) = fs::read_dir(&dir) {
@@ -374,8 +379,8 @@ impl FileStore {
         self.check_usable()?;
         let next = self.generation + 1;
         // Until the snapshot rename, a failure leaves generation G intact.
-        let staged = write_new_journal(&self.dir, next).and_then(|()| {
-            write_snapshot_tmp(&self.dir, next, &self.state)
+        let staged = write_new_journal(&self.dir, next, self.options.fsync).and_then(|()| {
+            write_snapshot_tmp(&self.dir, next, &self.state, self.options.fsync)
                 .map_err(io_err(&self.dir.join(SNAPSHOT_TMP)))
         });
         let snapshot_bytes = match staged {
@@ -391,7 +396,7 @@ impl FileStore {
             return Err(StoreError::Io(format!("compaction rename: {e}")));
         }
         // From here generation G+1 may be what a restart sees: switch now or stop writing.
-        let switched = sync_dir(&self.dir).and_then(|()| {
+        let switched = sync_dir(&self.dir, self.options.fsync).and_then(|()| {
             let path = self.dir.join(journal_name(next));
             let journal = OpenOptions::new().append(true).open(&path)?;
             let len = journal.metadata()?.len();
@@ -475,16 +480,24 @@ fn write_snapshot_bytes(generation: u64, state: &PersistedState) -> Vec<u8> {
     out
 }
 
-fn write_file_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+fn write_file_synced(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
     let mut f = File::create(path)?;
     f.write_all(bytes)?;
-    f.sync_all()
+    if sync {
+        f.sync_all()?;
+    }
+    Ok(())
 }
 
 /// Writes `snapshot.json.tmp` (fsynced); returns its size.
-fn write_snapshot_tmp(dir: &Path, generation: u64, state: &PersistedState) -> io::Result<u64> {
+fn write_snapshot_tmp(
+    dir: &Path,
+    generation: u64,
+    state: &PersistedState,
+    sync: bool,
+) -> io::Result<u64> {
     let bytes = write_snapshot_bytes(generation, state);
-    write_file_synced(&dir.join(SNAPSHOT_TMP), &bytes)?;
+    write_file_synced(&dir.join(SNAPSHOT_TMP), &bytes, sync)?;
     Ok(bytes.len() as u64)
 }
 
@@ -493,15 +506,17 @@ fn write_snapshot(
     dir: &Path,
     generation: u64,
     state: &PersistedState,
+    sync: bool,
 ) -> Result<u64, FileStoreError> {
-    let n = write_snapshot_tmp(dir, generation, state).map_err(io_err(&dir.join(SNAPSHOT_TMP)))?;
+    let n = write_snapshot_tmp(dir, generation, state, sync)
+        .map_err(io_err(&dir.join(SNAPSHOT_TMP)))?;
     fs::rename(dir.join(SNAPSHOT_TMP), dir.join(SNAPSHOT)).map_err(io_err(&dir.join(SNAPSHOT)))?;
-    sync_dir(dir).map_err(io_err(dir))?;
+    sync_dir(dir, sync).map_err(io_err(dir))?;
     Ok(n)
 }
 
 /// A journal holding only its header, created under a temp name and renamed.
-fn write_new_journal(dir: &Path, generation: u64) -> Result<(), FileStoreError> {
+fn write_new_journal(dir: &Path, generation: u64, sync: bool) -> Result<(), FileStoreError> {
     let tmp = dir.join(format!("{}.tmp", journal_name(generation)));
     let path = dir.join(journal_name(generation));
     write_file_synced(
@@ -510,10 +525,11 @@ fn write_new_journal(dir: &Path, generation: u64) -> Result<(), FileStoreError> 
             version: VERSION,
             generation,
         }),
+        sync,
     )
     .map_err(io_err(&tmp))?;
     fs::rename(&tmp, &path).map_err(io_err(&path))?;
-    sync_dir(dir).map_err(io_err(dir))
+    sync_dir(dir, sync).map_err(io_err(dir))
 }
 
 impl From<FileStoreError> for StoreError {
