@@ -115,13 +115,19 @@ impl<S: Store> Manager<S> {
                 ),
             );
         }
-        let bound = self.config.max_tracked_timed_out.max(self.restored);
-        if self.counts.timeout > bound {
+        // INV-TRACKED-BOUND, generalised to several slots (D14; NOTES.md, spec question 16):
+        // admission needs |tracked| < M and adds one running attempt, a timeout moves one from
+        // running to tracked, so |running| + |tracked| <= max(M - 1 + max_inflight, restored).
+        // With max_inflight = 1 this is the spec's |tracked| <= max(M, restored), strengthened.
+        let (m, slots) = (self.config.max_tracked_timed_out, self.config.max_inflight);
+        let bound = (m + slots).saturating_sub(1).max(self.restored);
+        let active = self.counts.timeout + self.counts.rebalancing;
+        if active > bound || (slots <= 1 && self.counts.timeout > m.max(self.restored)) {
             return fail(
                 "INV-TRACKED-BOUND",
                 format!(
-                    "{} tracked > max(M, restored) = {bound}",
-                    self.counts.timeout
+                    "{} tracked + {} running > max(M - 1 + max_inflight, restored) = {bound}",
+                    self.counts.timeout, self.counts.rebalancing
                 ),
             );
         }

@@ -802,3 +802,45 @@ fn after_a_restart_only_an_ack_of_this_incarnation_completes_a_restored_leader_o
     assert_eq!(m.handle(0, ack(&resend[1], true)), vec![]);
     assert_eq!(m.overall(), Some(OverallStatus::Completed));
 }
+
+/// Spec question 16: with two slots both running attempts may time out, so the tracked set
+/// exceeds M = 1 (R3 caps admission, not timeouts); nothing more is admitted meanwhile.
+#[test]
+fn with_two_slots_both_running_attempts_can_become_tracked() {
+    let config = Config {
+        max_inflight: 2,
+        max_tracked_timed_out: 1,
+        ..Config::default()
+    };
+    let mut m = started(store(3), config);
+    let effects = register(&mut m, vec![mv(0), mv(1), mv(2)]);
+    assert_eq!(
+        effects.len(),
+        1 + 4 + 4,
+        "two buckets admitted, each runs Phase A"
+    );
+    assert_eq!(
+        m.handle(TIMEOUT_DUE, Input::Tick),
+        vec![
+            Effect::Enqueue(Event::Timeout(key(1, 0))),
+            Effect::Enqueue(Event::Timeout(key(1, 1)))
+        ]
+    );
+    assert_eq!(
+        m.handle(TIMEOUT_DUE, Input::Event(Event::Timeout(key(1, 0)))),
+        vec![Effect::Enqueue(Event::Reconcile(key(1, 0)))]
+    );
+    assert_eq!(
+        m.handle(TIMEOUT_DUE, Input::Event(Event::Timeout(key(1, 1)))),
+        vec![Effect::Enqueue(Event::Reconcile(key(1, 1)))]
+    );
+    assert_eq!(
+        (
+            m.counts().timeout,
+            m.counts().rebalancing,
+            m.counts().not_started
+        ),
+        (2, 0, 1)
+    );
+    m.check_invariants().unwrap();
+}

@@ -65,6 +65,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 struct World {
+    config: Config,
     m: Option<Manager<MemStore>>,
     cluster: Cluster,
     events: VecDeque<Event>,
@@ -78,12 +79,17 @@ struct World {
 
 impl World {
     fn new() -> Self {
+        Self::with_config(config())
+    }
+
+    fn with_config(config: Config) -> Self {
         let store = common::store(BUCKETS);
         let mut cluster = Cluster::new(0..SERVERS);
         for (b, rec) in &store.state().cluster.buckets {
             cluster.init_bucket(*b, rec);
         }
         let mut w = World {
+            config,
             m: None,
             cluster,
             events: VecDeque::new(),
@@ -99,7 +105,8 @@ impl World {
     fn start(&mut self, mut store: MemStore) {
         store.fail_nth_op(0);
         store.fail_all(false);
-        let (m, effects) = Manager::start(config(), store, self.cluster.live(), self.now).unwrap();
+        let (m, effects) =
+            Manager::start(self.config.clone(), store, self.cluster.live(), self.now).unwrap();
         self.events.clear(); // volatile, lost with the old incarnation
         self.cluster
             .absorb(effects, &mut self.events, &mut self.replies);
@@ -159,7 +166,7 @@ impl World {
     }
 
     fn tick(&mut self) {
-        self.now += config().check_interval_ms;
+        self.now += self.config.check_interval_ms;
         self.cluster.retry_deferred(self.now);
         self.feed(Input::Tick);
     }
@@ -324,6 +331,22 @@ proptest! {
     #[test]
     fn invariants_hold_after_every_step_and_the_system_quiesces(ops in prop::collection::vec(op(), 1..80)) {
         let mut w = World::new();
+        for op in ops {
+            w.apply(op);
+        }
+        w.settle();
+        w.check_quiescent();
+    }
+
+    /// The same with several normal slots and a larger tracked cap (D14): the admission loop,
+    /// aborts inside it and the slot bound get exercised with more than one running attempt.
+    #[test]
+    fn invariants_hold_with_several_slots(
+        ops in prop::collection::vec(op(), 1..80),
+        max_inflight in 1..=3usize,
+        max_tracked in 1..=3usize,
+    ) {
+        let mut w = World::with_config(Config { max_inflight, max_tracked_timed_out: max_tracked, ..config() });
         for op in ops {
             w.apply(op);
         }
