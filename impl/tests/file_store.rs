@@ -404,3 +404,81 @@ mod durability {
         }
     }
 }
+
+/// A manager on a FileStore, driven through the simulated cluster with coordinator restarts
+/// that reopen the directory from disk: every incarnation's cache equals what it reopened
+/// (checked after every input in debug builds), and the rebalance completes.
+#[test]
+fn seeded_runs_with_restarts_that_reopen_the_directory_complete() {
+    use rebalance_manager::sim::{Cluster, Rng};
+    use rebalance_manager::OverallStatus;
+    use std::collections::VecDeque;
+
+    let options = FileStoreOptions {
+        fsync: false,
+        compact_min_bytes: 2048,
+        ..FileStoreOptions::default()
+    };
+    for seed in 0..20u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let initial = store(3).state().clone();
+        let mut cluster = Cluster::new(0..4);
+        for (b, r) in &initial.cluster.buckets {
+            cluster.init_bucket(*b, r);
+        }
+        let s = FileStore::create(dir.path(), initial, options.clone()).unwrap();
+        let (mut m, effects) = Manager::start(Config::default(), s, cluster.live(), 0).unwrap();
+        let (mut events, mut replies) = (VecDeque::new(), Vec::new());
+        cluster.absorb(effects, &mut events, &mut replies);
+        let mut rng = Rng::new(seed);
+        let mut now = 0u64;
+        let mut registered = false;
+        for _ in 0..5_000 {
+            let input = if rng.chance(20_000) {
+                // Crash and restart: reopen the directory; the event queue is lost.
+                drop(m);
+                let s = FileStore::open(dir.path(), options.clone()).unwrap();
+                let (m2, effects) =
+                    Manager::start(Config::default(), s, cluster.live(), now).unwrap();
+                m = m2;
+                events.clear();
+                cluster.absorb(effects, &mut events, &mut replies);
+                continue;
+            } else if !registered && m.rid().is_none() && !m.has_in_progress() {
+                registered = true;
+                Input::Register {
+                    plan: Plan::new(vec![mv(0), lo(1), mv(2)]),
+                }
+            } else if !cluster.net.is_empty() && rng.chance(900_000) {
+                let i = rng.below(cluster.net.len() as u64) as usize;
+                match cluster.deliver(i, now) {
+                    Some(input) => input,
+                    None => continue,
+                }
+            } else if let Some(ev) = events.pop_front() {
+                Input::Event(ev)
+            } else if m.has_in_progress() || !registered {
+                now += 30_000;
+                cluster.retry_deferred(now);
+                Input::Tick
+            } else {
+                break;
+            };
+            let effects = m.handle(now, input);
+            cluster.absorb(effects, &mut events, &mut replies);
+        }
+        assert_eq!(m.overall(), Some(OverallStatus::Completed), "seed {seed}");
+        m.check_invariants().unwrap();
+        let s = FileStore::open_or_create(dir.path(), options.clone());
+        assert!(
+            matches!(s, Err(FileStoreError::Locked(_))),
+            "the manager still holds the store"
+        );
+        drop(m);
+        let s = FileStore::open(dir.path(), options.clone()).unwrap();
+        assert_eq!(
+            s.inspect().unwrap().task.as_ref().unwrap().status,
+            TaskStatus::Completed
+        );
+    }
+}
