@@ -246,7 +246,15 @@ impl FileStore {
         }
         let journal_path = dir.join(journal_name(0));
         write_new_journal(&dir, 0, options.fsync)?;
-        let snapshot_bytes = write_snapshot(&dir, 0, &initial, options.fsync)?;
+        let snapshot_bytes = match write_snapshot(&dir, 0, &initial, options.fsync) {
+            Ok(n) => n,
+            Err(e) => {
+                // Leave no journal without a snapshot behind: a failed create changes nothing.
+                let _ = fs::remove_file(dir.join(journal_name(0)));
+                let _ = fs::remove_file(dir.join(SNAPSHOT_TMP));
+                return Err(e);
+            }
+        };
         let journal = OpenOptions::new()
             .append(true)
             .open(&journal_path)
