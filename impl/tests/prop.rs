@@ -43,6 +43,8 @@ enum Op {
     Delete(u32),
     /// The k-th store operation of the next coordinator step fails.
     Fault(u64),
+    /// Every store operation of the next coordinator step fails.
+    FaultAll,
     Restart,
 }
 
@@ -60,6 +62,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0..SERVERS).prop_map(Op::Up),
         1 => (0..BUCKETS).prop_map(Op::Delete),
         2 => (1..=2u64).prop_map(Op::Fault),
+        1 => Just(Op::FaultAll),
         1 => Just(Op::Restart),
     ]
 }
@@ -71,6 +74,7 @@ struct World {
     events: VecDeque<Event>,
     replies: Vec<Reply>,
     now: u64,
+    /// `Some(0)` means every operation of the next step fails.
     fault: Option<u64>,
     /// (rid, bucket) pairs seen FAILED: a final overall status restored by R16 overwrites every
     /// bucket's status (D5, D8), so the quiescence check needs this history.
@@ -121,11 +125,14 @@ impl World {
         let now = self.now;
         let fault = self.fault.take();
         let m = self.m.as_mut().unwrap();
-        if let Some(k) = fault {
-            m.store_mut().fail_nth_op(k);
+        match fault {
+            Some(0) => m.store_mut().fail_all(true),
+            Some(k) => m.store_mut().fail_nth_op(k),
+            None => {}
         }
         let effects = m.handle(now, input);
         m.store_mut().fail_nth_op(0);
+        m.store_mut().fail_all(false);
         self.cluster
             .absorb(effects, &mut self.events, &mut self.replies);
         let m = self.m.as_ref().unwrap();
@@ -220,6 +227,7 @@ impl World {
             }
             Op::Delete(b) => self.feed(Input::BucketDeleted(b)),
             Op::Fault(k) => self.fault = Some(k),
+            Op::FaultAll => self.fault = Some(0),
             Op::Restart => {
                 let store = self.m.take().unwrap().into_store();
                 self.start(store);
@@ -389,7 +397,8 @@ fn random_op(rng: &mut Rng) -> Op {
         27 => Op::Down(rng.below(SERVERS as u64) as u32),
         28..=29 => Op::Up(rng.below(SERVERS as u64) as u32),
         30 => Op::Delete(rng.below(BUCKETS as u64) as u32),
-        31..=32 => Op::Fault(1 + rng.below(2)),
+        31 => Op::Fault(1 + rng.below(2)),
+        32 => Op::FaultAll,
         _ => Op::Restart,
     }
 }
