@@ -197,6 +197,27 @@ fn an_unknown_version_is_a_typed_error() {
 }
 
 #[test]
+fn a_journal_of_an_unknown_version_is_a_typed_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = FileStore::create(dir.path(), initial(), FileStoreOptions::default()).unwrap();
+    let path = journal_path(dir.path(), &s);
+    drop(s);
+    // A well-formed header record (valid checksum) of version 2.
+    let json = br#"{"op":"header","version":2,"generation":0}"#;
+    let line = format!(
+        "{:08x} {}\n",
+        rebalance_manager::store::crc32::crc32(json),
+        std::str::from_utf8(json).unwrap()
+    );
+    fs::write(&path, line).unwrap();
+    let err = FileStore::open(dir.path(), FileStoreOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, FileStoreError::UnsupportedVersion { version: 2, .. }),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_write_by_a_stale_epoch_is_fenced_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = FileStore::create(dir.path(), initial(), FileStoreOptions::default()).unwrap();
