@@ -97,7 +97,9 @@ impl Context {
             && at_target(rec, e)
             && self.targets_live(e)
             && rec.lai.leader.is_some_and(|l| e.trs.contains(&l))
-            && rec.lai.isr == e.trs_set()
+            // isr == set(trs) without building the set (trs has no duplicates: R1 checks plans).
+            && rec.lai.isr.len() == e.trs.len()
+            && e.trs.iter().all(|s| rec.lai.isr.contains(s))
     }
 }
 
