@@ -169,6 +169,11 @@ impl<S: Store> Manager<S> {
         let Some(stored) = self.store.inspect() else {
             return Ok(());
         };
+        if stored.coordinator_epoch > self.ce {
+            // Deposed (D7): a newer incarnation owns the store, and every write of ours is
+            // fenced. The store parts hold for the current incarnation only.
+            return Ok(());
+        }
         if self.cancel_requested {
             match &stored.task {
                 Some(t) if Some(t.id) == self.rid && t.cancel_requested => {}
