@@ -16,4 +16,5 @@ pub mod observe;
 pub mod random;
 pub mod replay;
 pub mod report;
+pub mod tokens;
 pub mod translate;
