@@ -100,10 +100,67 @@ pub fn run(
         Err(TestError::Fail(_, minimal)) => {
             let mut scratch = Coverage::default();
             match walk(model, &minimal, &mut scratch) {
-                Err(d) => Err(d),
+                Err(d) => Err(Box::new(minimize(model, *d))),
                 Ok(_) => unreachable!("a shrunk failing walk fails again: walks are deterministic"),
             }
         }
         Err(TestError::Abort(reason)) => panic!("random walks aborted: {reason}"),
+    }
+}
+
+/// Replays `steps` (model and manager); `Some` with the divergence if the steps are all enabled
+/// in the model and the manager diverges at the last one or earlier.
+fn diverges(model: &RebalanceModel, steps: &[Action]) -> Option<Divergence> {
+    let mut state = model.init_state();
+    let mut harness = match Harness::start(model, &state) {
+        Ok(h) => h,
+        Err(mismatch) => {
+            return Some(Divergence {
+                steps: Vec::new(),
+                mismatch,
+            })
+        }
+    };
+    for (i, action) in steps.iter().enumerate() {
+        let (post, out) = model.step(&state, action)?;
+        if let Err(mismatch) = harness.apply(model, &state, action, &post, &out) {
+            return Some(Divergence {
+                steps: steps[..=i].to_vec(),
+                mismatch,
+            });
+        }
+        state = post;
+    }
+    None
+}
+
+/// Proptest shrinks the choice vector, but a choice means a different action once an earlier
+/// step is gone, so the walk it leaves is rarely minimal. This removes steps directly (chunks,
+/// then single steps, until nothing can go) while the remaining trace stays valid in the model
+/// and still diverges.
+pub fn minimize(model: &RebalanceModel, found: Divergence) -> Divergence {
+    let mut best = found;
+    let mut chunk = (best.steps.len() / 2).max(1);
+    loop {
+        let mut removed = false;
+        let mut at = 0;
+        while at < best.steps.len() {
+            let end = (at + chunk).min(best.steps.len());
+            let mut candidate = best.steps[..at].to_vec();
+            candidate.extend_from_slice(&best.steps[end..]);
+            match diverges(model, &candidate) {
+                Some(d) if d.steps.len() < best.steps.len() => {
+                    best = d;
+                    removed = true;
+                }
+                _ => at += chunk,
+            }
+        }
+        if chunk == 1 && !removed {
+            return best;
+        }
+        if !removed {
+            chunk = (chunk / 2).max(1);
+        }
     }
 }
