@@ -47,6 +47,8 @@ pub struct WalkStats {
     pub max_depth: usize,
     pub seconds: f64,
     pub coverage: Coverage,
+    /// The whole reachable graph was walked (false when a bound stopped it).
+    pub complete: bool,
 }
 
 impl WalkStats {
@@ -72,6 +74,17 @@ pub fn fingerprint(s: &SystemState) -> u64 {
 pub fn walk(
     model: &RebalanceModel,
     progress_every: u64,
+    progress: impl FnMut(&WalkStats),
+) -> Result<WalkStats, Box<Divergence>> {
+    walk_bounded(model, u64::MAX, progress_every, progress)
+}
+
+/// [`walk`], stopping once `max_states` states have been seen (a depth-first sample of the
+/// graph, for quick gates such as mutation testing; `stats.complete` says whether it finished).
+pub fn walk_bounded(
+    model: &RebalanceModel,
+    max_states: u64,
+    progress_every: u64,
     mut progress: impl FnMut(&WalkStats),
 ) -> Result<WalkStats, Box<Divergence>> {
     let started = Instant::now();
@@ -90,6 +103,10 @@ pub fn walk(
         vec![(init, harness, None, 0)];
     let mut actions = Vec::new();
     while let Some((state, harness, path, depth)) = stack.pop() {
+        if stats.states >= max_states {
+            stats.seconds = started.elapsed().as_secs_f64();
+            return Ok(stats);
+        }
         stats.max_depth = stats.max_depth.max(depth);
         actions.clear();
         model.enabled_actions(&state, &mut actions);
@@ -122,5 +139,6 @@ pub fn walk(
         }
     }
     stats.seconds = started.elapsed().as_secs_f64();
+    stats.complete = true;
     Ok(stats)
 }
