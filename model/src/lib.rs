@@ -1,1 +1,38 @@
-//! Placeholder: the model is being written.
+//! An exhaustive Stateright model of the Fluss coordinator's bucket-rebalance protocol, as
+//! stated in `spec/protocol.md`. Rules are cited as `R1`..`R24`, properties by their spec names.
+//!
+//! Public API for the conformance harness:
+//! - [`Config`], [`preset`], [`preset_names`], [`Config::from_json_file`], [`ConfigError`];
+//! - [`Bug`], [`BugSet`];
+//! - [`RebalanceModel`] (implements `stateright::Model<State = SystemState, Action = Action>`),
+//!   [`RebalanceModel::step`], [`RebalanceModel::register_plan`];
+//! - [`SystemState`] and its parts, [`Action`], [`StepOutput`], [`ClientReply`];
+//! - [`Trace`] (version 1 JSON traces, see `spec/trace-format.md`).
+
+pub mod action;
+pub mod bug;
+pub mod checker;
+pub mod config;
+mod coordinator;
+pub mod cycle;
+pub mod describe;
+mod environment;
+pub mod explorer;
+pub mod message;
+pub mod model;
+pub mod presets;
+pub mod properties;
+pub mod shortest;
+pub mod state;
+pub mod trace;
+pub mod types;
+
+pub use action::{Action, CancelReply, ClientReply, RegisterReply, StepOutput};
+pub use bug::{Bug, BugSet};
+pub use config::{BucketConfig, Budgets, Config, ConfigError, PlanTarget};
+pub use message::{AdjustIsr, AdjustIsrResponse, AdjustIsrResult, Message, Nli, NliResponse};
+pub use model::RebalanceModel;
+pub use presets::{preset, preset_names};
+pub use state::{Event, SystemState};
+pub use trace::Trace;
+pub use types::*;

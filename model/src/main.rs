@@ -1,1 +1,287 @@
-fn main() {}
+//! `rebalance-model`: check, explore and list configurations of the rebalance model.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use rebalance_model::checker::{self, CheckOptions, CheckReport, Strategy, Verdict};
+use rebalance_model::{describe, preset, preset_names, Bug, BugSet, Config, RebalanceModel, Trace};
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "rebalance-model",
+    about = "Exhaustive Stateright model of the Fluss bucket-rebalance protocol (spec/protocol.md)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum StrategyArg {
+    /// Depth-first, exhaustive; keeps only fingerprints (least memory).
+    Dfs,
+    /// Breadth-first, exhaustive; keeps whole states.
+    Bfs,
+    /// Random walks from a seed for --seconds; not exhaustive.
+    Simulate,
+}
+
+#[derive(clap::Args)]
+struct ModelArgs {
+    /// A preset name (see `configs`) or a path to a JSON configuration file.
+    #[arg(long, default_value = "tiny")]
+    config: String,
+    /// Restore a historical bug (spec section 10); repeatable.
+    #[arg(long = "bug", value_name = "NAME")]
+    bugs: Vec<Bug>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check every property; exit 0 if all hold and every applicable SOME-* has an example,
+    /// 1 on a violation or a missing example, 2 on bad usage or configuration.
+    Check {
+        #[command(flatten)]
+        model: ModelArgs,
+        /// Search strategy.
+        #[arg(long, value_enum, default_value = "dfs")]
+        strategy: StrategyArg,
+        /// Seed for --strategy simulate (printed; a run is replayed by passing it again).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// How long --strategy simulate runs.
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+        /// Checker threads.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Write the shortest counterexample of the first violated property as a JSON trace.
+        #[arg(long, value_name = "FILE")]
+        trace_out: Option<String>,
+        /// Print the report as JSON on stdout instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Serve the Stateright Explorer (a web UI over the state graph).
+    Explore {
+        #[command(flatten)]
+        model: ModelArgs,
+        /// Address to listen on; keep it on loopback.
+        #[arg(long, default_value = "127.0.0.1:3000")]
+        addr: String,
+    },
+    /// List the presets with a one-line description.
+    Configs,
+    /// Replay a JSON trace (spec/trace-format.md) and print every step.
+    Replay {
+        /// The trace file.
+        trace: String,
+    },
+}
+
+fn load_config(name: &str) -> Result<Config, String> {
+    if let Some(c) = preset(name) {
+        return Ok(c);
+    }
+    if std::path::Path::new(name).exists() {
+        return Config::from_json_file(name).map_err(|e| e.to_string());
+    }
+    Err(format!(
+        "`{name}` is neither a preset ({}) nor a file",
+        preset_names().join(", ")
+    ))
+}
+
+fn model_from(args: &ModelArgs) -> Result<RebalanceModel, String> {
+    Ok(RebalanceModel::new(
+        load_config(&args.config)?,
+        BugSet::of(&args.bugs),
+    ))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Configs => {
+            for name in preset_names() {
+                let c = preset(name).expect("listed preset");
+                println!("{name:<12} {}", c.description);
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Explore { model, addr } => {
+            let model = match model_from(&model) {
+                Ok(m) => m,
+                Err(e) => return usage(&e),
+            };
+            eprintln!("Explorer on http://{addr}/");
+            use stateright::Model;
+            model.checker().serve(addr.as_str());
+            ExitCode::SUCCESS
+        }
+        Command::Replay { trace } => match Trace::read(&trace) {
+            Err(e) => usage(&e.to_string()),
+            Ok(t) => {
+                let model = t.model();
+                let mut state = model.init_state();
+                for (i, a) in t.steps.iter().enumerate() {
+                    match describe::step(&model, &state, a) {
+                        Some(text) => println!("{}. {text}", i + 1),
+                        None => {
+                            println!("{}. NOT ENABLED: {}", i + 1, describe::action(a));
+                            return ExitCode::from(1);
+                        }
+                    }
+                    state = model.step(&state, a).expect("enabled").0;
+                }
+                ExitCode::SUCCESS
+            }
+        },
+        Command::Check {
+            model,
+            strategy,
+            seed,
+            seconds,
+            threads,
+            trace_out,
+            json,
+        } => {
+            let config_name = model.config.clone();
+            let bugs = model.bugs.clone();
+            let model = match model_from(&model) {
+                Ok(m) => m,
+                Err(e) => return usage(&e),
+            };
+            let strategy = match strategy {
+                StrategyArg::Dfs => Strategy::Dfs,
+                StrategyArg::Bfs => Strategy::Bfs,
+                StrategyArg::Simulate => {
+                    eprintln!("simulation seed: {seed}");
+                    Strategy::Simulate { seed, seconds }
+                }
+            };
+            let report = checker::check(
+                &model,
+                &CheckOptions {
+                    strategy,
+                    threads,
+                    shortest: true,
+                    progress: Some(Duration::from_secs(5)),
+                },
+            );
+            if let Some(path) = &trace_out {
+                let first = report.verdicts.iter().find_map(|(_, v)| match v {
+                    Verdict::Violated(Some(cx)) => Some(cx),
+                    _ => None,
+                });
+                if let Some(cx) = first {
+                    let t = Trace::new(model.config.clone(), model.bugs, cx.actions.clone());
+                    if let Err(e) = t.write(path) {
+                        return usage(&e.to_string());
+                    }
+                    eprintln!("wrote {path} ({})", cx.property);
+                }
+            }
+            if json {
+                println!("{}", to_json(&report, &config_name, &bugs));
+            } else {
+                print_text(&model, &report, &config_name, &bugs);
+            }
+            if report.passed() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}
+
+fn usage(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(2)
+}
+
+fn print_text(model: &RebalanceModel, r: &CheckReport, config: &str, bugs: &[Bug]) {
+    let bug_names: Vec<_> = bugs.iter().map(|b| b.name()).collect();
+    println!(
+        "config {config}{}",
+        if bugs.is_empty() {
+            String::new()
+        } else {
+            format!(", bugs {}", bug_names.join(","))
+        }
+    );
+    println!(
+        "unique states {}, total states {}, max depth {}, {:.2} s, {:.0} states/s{}",
+        r.unique_states,
+        r.total_states,
+        r.max_depth,
+        r.seconds,
+        r.states_per_second(),
+        if r.exhaustive {
+            ""
+        } else {
+            " (not exhaustive)"
+        }
+    );
+    for (name, v) in &r.verdicts {
+        match v {
+            Verdict::Holds => println!("  {name:<30} holds"),
+            Verdict::ExampleFound(n) => println!("  {name:<30} example found ({n} steps)"),
+            Verdict::NoExample => println!("  {name:<30} NO EXAMPLE"),
+            Verdict::NotApplicable(why) => println!("  {name:<30} n/a ({why})"),
+            Verdict::Violated(None) => println!("  {name:<30} VIOLATED"),
+            Verdict::Violated(Some(cx)) => {
+                println!(
+                    "  {name:<30} VIOLATED, shortest counterexample {} steps:",
+                    cx.actions.len()
+                );
+                let mut state = model.init_state();
+                for (i, a) in cx.actions.iter().enumerate() {
+                    let text = describe::step(model, &state, a).unwrap_or_default();
+                    println!("      {}. {text}", i + 1);
+                    state = model.step(&state, a).expect("recorded").0;
+                }
+                println!("      Explorer: /#/steps/{}", cx.encoded());
+            }
+        }
+    }
+}
+
+fn to_json(r: &CheckReport, config: &str, bugs: &[Bug]) -> String {
+    let verdicts: Vec<_> = r
+        .verdicts
+        .iter()
+        .map(|(name, v)| {
+            let (verdict, detail) = match v {
+                Verdict::Holds => ("holds", serde_json::Value::Null),
+                Verdict::ExampleFound(n) => ("example_found", serde_json::json!({ "steps": n })),
+                Verdict::NoExample => ("no_example", serde_json::Value::Null),
+                Verdict::NotApplicable(why) => ("not_applicable", serde_json::json!(why)),
+                Verdict::Violated(None) => ("violated", serde_json::Value::Null),
+                Verdict::Violated(Some(cx)) => (
+                    "violated",
+                    serde_json::json!({
+                        "steps": cx.actions.len(),
+                        "explorer_path": cx.encoded(),
+                        "actions": cx.actions,
+                    }),
+                ),
+            };
+            serde_json::json!({ "property": name, "verdict": verdict, "detail": detail })
+        })
+        .collect();
+    serde_json::to_string_pretty(&serde_json::json!({
+        "config": config,
+        "bugs": bugs,
+        "unique_states": r.unique_states,
+        "total_states": r.total_states,
+        "max_depth": r.max_depth,
+        "seconds": r.seconds,
+        "states_per_second": r.states_per_second(),
+        "exhaustive": r.exhaustive,
+        "passed": r.passed(),
+        "properties": verdicts,
+    }))
+    .expect("json")
+}

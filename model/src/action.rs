@@ -1,0 +1,147 @@
+//! Model actions and what a step emits.
+
+use crate::message::{AdjustIsr, AdjustIsrResponse, Message, Nli, NliResponse};
+use crate::state::Event;
+use crate::types::{Bucket, RebalanceId, Server};
+use serde::{Deserialize, Serialize};
+
+/// One step of the system. Actions that run coordinator code carry `fail_store_op`: the k-th
+/// store operation of the step fails (spec 9); the action is not enabled if the step performs
+/// fewer than k store operations.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Action {
+    /// R1, with the plan of [`crate::RebalanceModel::register_plan`].
+    Register {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fail_store_op: Option<u8>,
+    },
+    /// R2.
+    Cancel {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fail_store_op: Option<u8>,
+    },
+    /// The front of the event queue (R13, R14, R15's Finalize, R16).
+    ProcessEvent {
+        event: Event,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fail_store_op: Option<u8>,
+    },
+    /// R22.
+    DeliverNli { msg: Nli },
+    /// R12.
+    DeliverNliResponse {
+        msg: NliResponse,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fail_store_op: Option<u8>,
+    },
+    /// R18.
+    DeliverAdjustIsr {
+        msg: AdjustIsr,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fail_store_op: Option<u8>,
+    },
+    /// R24.
+    DeliverAdjustIsrResponse { msg: AdjustIsrResponse },
+    /// F-LOSS.
+    DropMessage { msg: Message },
+    /// F-DUP.
+    DuplicateMessage { msg: Message },
+    /// R21.
+    ProposeIsr { server: Server, bucket: Bucket },
+    /// R19.
+    CrashServer { server: Server },
+    /// R20.
+    RestartServer { server: Server },
+    /// R17 (crash and restart in one step).
+    CrashCoordinator,
+    /// Bucket deletion (spec 5, Environment).
+    DeleteBucket { bucket: Bucket },
+    /// R23.
+    Tick,
+}
+
+impl Action {
+    pub fn fail_store_op(&self) -> Option<u8> {
+        match self {
+            Action::Register { fail_store_op }
+            | Action::Cancel { fail_store_op }
+            | Action::ProcessEvent { fail_store_op, .. }
+            | Action::DeliverNliResponse { fail_store_op, .. }
+            | Action::DeliverAdjustIsr { fail_store_op, .. } => *fail_store_op,
+            _ => None,
+        }
+    }
+
+    /// The same action with another `fail_store_op` (None for actions that cannot fail).
+    pub fn with_fail_store_op(&self, k: Option<u8>) -> Action {
+        let mut a = self.clone();
+        match &mut a {
+            Action::Register { fail_store_op }
+            | Action::Cancel { fail_store_op }
+            | Action::ProcessEvent { fail_store_op, .. }
+            | Action::DeliverNliResponse { fail_store_op, .. }
+            | Action::DeliverAdjustIsr { fail_store_op, .. } => *fail_store_op = k,
+            _ => {}
+        }
+        a
+    }
+
+    /// Whether this action runs coordinator code that performs store operations.
+    pub fn can_fail_store(&self) -> bool {
+        matches!(
+            self,
+            Action::Register { .. }
+                | Action::Cancel { .. }
+                | Action::ProcessEvent { .. }
+                | Action::DeliverNliResponse { .. }
+                | Action::DeliverAdjustIsr { .. }
+        )
+    }
+}
+
+/// R1's reply.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RegisterReply {
+    Accepted(RebalanceId),
+    RejectedInProgress,
+    StoreError,
+}
+
+/// R2's reply.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelReply {
+    Accepted,
+    NothingToCancel,
+    StoreError,
+}
+
+/// A reply to the client.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientReply {
+    Register(RegisterReply),
+    Cancel(CancelReply),
+}
+
+/// What one step emitted, in order. `sent` and `enqueued` are the coordinator's effects;
+/// `server_sent` holds what tablet servers sent (R21, R22).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StepOutput {
+    /// Messages the coordinator sent (Nli, AdjustIsrResponse), in send order.
+    pub sent: Vec<Message>,
+    /// Messages servers sent (NliResponse, AdjustIsr).
+    pub server_sent: Vec<Message>,
+    /// Events the coordinator enqueued, in order.
+    pub enqueued: Vec<Event>,
+    pub reply: Option<ClientReply>,
+    /// Store operations attempted (the failable ones of spec 9: writes of R1, R2, R5, R7.2, R9,
+    /// R10, R15, R18 and the read of R16; R17, R19, R20 writes are assumed to succeed).
+    pub store_ops: u8,
+    /// Whether the step's store operation number `fail_store_op` failed.
+    pub store_failed: bool,
+    /// Rules that fired, for coverage (e.g. "R7.4").
+    pub rules: Vec<&'static str>,
+}

@@ -1,0 +1,102 @@
+//! Historical bugs as switches (spec section 10). Each restores one old behaviour.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Bug {
+    /// E.1: R13 finishes the bucket with a final TIMEOUT status; finalize writes COMPLETED.
+    TimeoutCompletes,
+    /// E.2: R15 ignores a failed write and sets `overall` final anyway.
+    FinalNotPersisted,
+    /// E.3: R2 ignores a failed write and cancels locally anyway.
+    CancelBestEffort,
+    /// E.5: R12 skips the context and key checks.
+    NoRequestFencing,
+    /// E.6: R7.4 rewrites the union with `bucket_epoch + 1`.
+    EpochBumpOnRetry,
+    /// E.8: R3 ignores `max_tracked_timed_out`.
+    UnboundedTracked,
+    /// E.10: R16 puts mid-migration buckets into `pending`; R2 cancels every pending bucket.
+    CancelAfterRestart,
+    /// E.13: R16 `[late]`: every bucket pending, admission in plan order; R2 cancels only
+    /// pending buckets at origin (the `[late]` `recovered` flag).
+    RecoveryOrder,
+}
+
+impl Bug {
+    pub const ALL: [Bug; 8] = [
+        Bug::TimeoutCompletes,
+        Bug::FinalNotPersisted,
+        Bug::CancelBestEffort,
+        Bug::NoRequestFencing,
+        Bug::EpochBumpOnRetry,
+        Bug::UnboundedTracked,
+        Bug::CancelAfterRestart,
+        Bug::RecoveryOrder,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Bug::TimeoutCompletes => "timeout-completes",
+            Bug::FinalNotPersisted => "final-not-persisted",
+            Bug::CancelBestEffort => "cancel-best-effort",
+            Bug::NoRequestFencing => "no-request-fencing",
+            Bug::EpochBumpOnRetry => "epoch-bump-on-retry",
+            Bug::UnboundedTracked => "unbounded-tracked",
+            Bug::CancelAfterRestart => "cancel-after-restart",
+            Bug::RecoveryOrder => "recovery-order",
+        }
+    }
+
+    /// The property of spec section 10 that this switch must violate.
+    pub fn violated_property(self) -> &'static str {
+        match self {
+            Bug::TimeoutCompletes => "INV-COMPLETED-AT-TARGET",
+            Bug::FinalNotPersisted => "INV-FINAL-PERSISTED",
+            Bug::CancelBestEffort => "INV-CANCEL-PERSISTED-FIRST",
+            Bug::NoRequestFencing => "INV-FENCE-RESPONSE",
+            Bug::EpochBumpOnRetry => "INV-EPOCH-ONLY-ON-CHANGE",
+            Bug::UnboundedTracked => "INV-TRACKED-BOUND",
+            Bug::CancelAfterRestart => "INV-CANCELED-AT-ORIGIN",
+            Bug::RecoveryOrder => "INV-PENDING-AT-ORIGIN",
+        }
+    }
+}
+
+impl fmt::Display for Bug {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Bug {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Bug::ALL.into_iter().find(|b| b.name() == s).ok_or_else(|| {
+            let names: Vec<_> = Bug::ALL.iter().map(|b| b.name()).collect();
+            format!("unknown bug `{s}`; known: {}", names.join(", "))
+        })
+    }
+}
+
+/// The set of enabled bug switches (a bitmask over [`Bug::ALL`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BugSet(u16);
+
+impl BugSet {
+    pub fn none() -> BugSet {
+        BugSet(0)
+    }
+    pub fn of(bugs: &[Bug]) -> BugSet {
+        BugSet(bugs.iter().fold(0, |m, b| m | (1 << *b as u16)))
+    }
+    pub fn has(self, bug: Bug) -> bool {
+        self.0 & (1 << bug as u16) != 0
+    }
+    pub fn to_vec(self) -> Vec<Bug> {
+        Bug::ALL.into_iter().filter(|b| self.has(*b)).collect()
+    }
+}

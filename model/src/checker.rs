@@ -1,0 +1,166 @@
+//! Running a check: Stateright's DFS/BFS/simulation with our own clock and progress, verdicts
+//! per property, and shortest counterexamples from [`crate::shortest`].
+
+use crate::model::RebalanceModel;
+use crate::properties;
+use crate::shortest::{self, Counterexample};
+use stateright::{Checker, Expectation, HasDiscoveries, Model};
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    Dfs,
+    Bfs,
+    Simulate { seed: u64, seconds: u64 },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// An `always` property held in every reached state.
+    Holds,
+    /// An `always` property failed; the shortest counterexample, when computed.
+    Violated(Option<Counterexample>),
+    /// A `sometimes` property has an example (path length).
+    ExampleFound(usize),
+    /// A `sometimes` property has no example although the configuration allows one.
+    NoExample,
+    /// A `sometimes` property whose fault budget is zero in this configuration.
+    NotApplicable(&'static str),
+}
+
+impl PartialEq for Counterexample {
+    fn eq(&self, other: &Self) -> bool {
+        self.property == other.property && self.actions == other.actions
+    }
+}
+impl Eq for Counterexample {}
+
+#[derive(Clone, Debug)]
+pub struct CheckReport {
+    pub unique_states: usize,
+    pub total_states: usize,
+    pub max_depth: usize,
+    pub seconds: f64,
+    pub exhaustive: bool,
+    pub verdicts: Vec<(&'static str, Verdict)>,
+}
+
+impl CheckReport {
+    pub fn states_per_second(&self) -> f64 {
+        self.unique_states as f64 / self.seconds.max(1e-9)
+    }
+    pub fn violations(&self) -> Vec<&'static str> {
+        self.verdicts
+            .iter()
+            .filter(|(_, v)| matches!(v, Verdict::Violated(_)))
+            .map(|(n, _)| *n)
+            .collect()
+    }
+    /// Every `always` holds and every applicable `sometimes` has an example.
+    pub fn passed(&self) -> bool {
+        self.verdicts
+            .iter()
+            .all(|(_, v)| !matches!(v, Verdict::Violated(_) | Verdict::NoExample))
+    }
+}
+
+/// Options of one check.
+pub struct CheckOptions {
+    pub strategy: Strategy,
+    pub threads: usize,
+    /// Compute shortest counterexamples for violated properties (a second, BFS pass).
+    pub shortest: bool,
+    /// Print progress to stderr every this often (None: quiet).
+    pub progress: Option<Duration>,
+}
+
+/// Runs the check to completion (or the simulation for its duration).
+pub fn check(model: &RebalanceModel, opts: &CheckOptions) -> CheckReport {
+    // Never stop early: the counts must be those of the whole graph.
+    let never = HasDiscoveries::AllOf(BTreeSet::from(["(never)"]));
+    let builder = model
+        .clone()
+        .checker()
+        .threads(opts.threads)
+        .finish_when(never);
+    let start = Instant::now();
+    match opts.strategy {
+        Strategy::Dfs => finish(model, builder.spawn_dfs(), start, true, opts),
+        Strategy::Bfs => finish(model, builder.spawn_bfs(), start, true, opts),
+        Strategy::Simulate { seed, seconds } => finish(
+            model,
+            builder
+                .timeout(Duration::from_secs(seconds))
+                .spawn_simulation(seed, stateright::UniformChooser),
+            start,
+            false,
+            opts,
+        ),
+    }
+}
+
+fn finish<C: Checker<RebalanceModel>>(
+    model: &RebalanceModel,
+    checker: C,
+    start: Instant,
+    exhaustive: bool,
+    opts: &CheckOptions,
+) -> CheckReport {
+    let mut last = Instant::now();
+    while !checker.is_done() {
+        std::thread::sleep(Duration::from_millis(20));
+        if let Some(every) = opts.progress {
+            if last.elapsed() >= every {
+                last = Instant::now();
+                eprintln!(
+                    "[{:>6.1}s] {} unique states, {} total, depth {}",
+                    start.elapsed().as_secs_f64(),
+                    checker.unique_state_count(),
+                    checker.state_count(),
+                    checker.max_depth()
+                );
+            }
+        }
+    }
+    let checker = checker.join();
+    let seconds = start.elapsed().as_secs_f64();
+    let discoveries = checker.discoveries();
+    let mut verdicts = Vec::new();
+    let mut violated = Vec::new();
+    for p in model.properties() {
+        let found = discoveries.get(p.name);
+        let v = match p.expectation {
+            Expectation::Always | Expectation::Eventually => match found {
+                Some(_) => {
+                    violated.push(p.name);
+                    Verdict::Violated(None)
+                }
+                None => Verdict::Holds,
+            },
+            Expectation::Sometimes => match found {
+                Some(path) => Verdict::ExampleFound(path.clone().into_actions().len()),
+                None => match properties::not_applicable(p.name, &model.config) {
+                    Some(why) => Verdict::NotApplicable(why),
+                    None => Verdict::NoExample,
+                },
+            },
+        };
+        verdicts.push((p.name, v));
+    }
+    if opts.shortest && !violated.is_empty() {
+        for cx in shortest::first_discoveries(model, &violated) {
+            if let Some((_, v)) = verdicts.iter_mut().find(|(n, _)| *n == cx.property) {
+                *v = Verdict::Violated(Some(cx));
+            }
+        }
+    }
+    CheckReport {
+        unique_states: checker.unique_state_count(),
+        total_states: checker.state_count(),
+        max_depth: checker.max_depth(),
+        seconds,
+        exhaustive,
+        verdicts,
+    }
+}

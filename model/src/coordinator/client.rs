@@ -1,0 +1,123 @@
+//! Client requests: R1 (Register) and R2 (Cancel).
+
+use super::{Flow, Step};
+use crate::action::{CancelReply, ClientReply, RegisterReply};
+use crate::bug::Bug;
+use crate::state::{Ghost, TaskNode};
+use crate::types::{BucketStatus, PlanEntry, TaskStatus};
+
+impl Step<'_> {
+    /// R1 Register(plan).
+    pub fn register(&mut self, plan: Vec<PlanEntry>) -> Flow {
+        self.fired("R1");
+        if self.s.coordinator.has_in_progress() {
+            self.out.reply = Some(ClientReply::Register(RegisterReply::RejectedInProgress));
+            return Ok(());
+        }
+        let id = self.s.store.task.as_ref().map_or(0, |t| t.id) + 1;
+        if self.store_op().is_err() {
+            self.out.reply = Some(ClientReply::Register(RegisterReply::StoreError));
+            return Ok(());
+        }
+        self.s.store.task = Some(TaskNode {
+            id,
+            status: TaskStatus::NotStarted,
+            cancel_requested: false,
+            plan: plan.clone(),
+        });
+        // Reset the manager; the event queue is kept.
+        let c = &mut self.s.coordinator;
+        c.rid = Some(id);
+        c.overall = Some(TaskStatus::Rebalancing);
+        c.status = plan
+            .iter()
+            .map(|e| (e.bucket, BucketStatus::NotStarted))
+            .collect();
+        c.pending = plan.iter().map(|e| e.bucket).collect();
+        c.plan = plan;
+        c.attempts.clear();
+        c.queued_timeouts.clear();
+        c.queued_reconciles.clear();
+        c.cancel_requested = false;
+        c.finalize_pending = false;
+        c.finalize_queued = false;
+        c.recovery_pending = false;
+        c.recovery_queued = false;
+        // Per-rebalance ghosts start over; sticky violations stay.
+        let violations = std::mem::take(&mut self.s.ghost.violations);
+        let last = std::mem::take(&mut self.s.ghost.last);
+        self.s.ghost = Ghost {
+            violations,
+            last,
+            ..Ghost::default()
+        };
+        self.out.reply = Some(ClientReply::Register(RegisterReply::Accepted(id)));
+        if self.s.coordinator.plan.is_empty() {
+            self.finalize()
+        } else {
+            self.admit()
+        }
+    }
+
+    /// R2 Cancel.
+    pub fn cancel(&mut self) -> Flow {
+        self.fired("R2");
+        let c = &self.s.coordinator;
+        if c.rid.is_none() || c.overall_is_final() {
+            self.out.reply = Some(ClientReply::Cancel(CancelReply::NothingToCancel));
+            return Ok(());
+        }
+        if c.cancel_requested {
+            self.out.reply = Some(ClientReply::Cancel(CancelReply::Accepted));
+            return Ok(());
+        }
+        // Persist the intent first.
+        if self.store_op().is_err() {
+            if !self.bug(Bug::CancelBestEffort) {
+                self.out.reply = Some(ClientReply::Cancel(CancelReply::StoreError));
+                self.s.ghost.last.cancel_store_failure = true;
+                return Ok(());
+            }
+            // E.3: the failed write is ignored and the cancel proceeds locally.
+        } else {
+            let c = &self.s.coordinator;
+            self.s.store.task = Some(TaskNode {
+                id: c.rid.expect("checked above"),
+                status: TaskStatus::Rebalancing,
+                cancel_requested: true,
+                plan: c.plan.clone(),
+            });
+        }
+        self.s.coordinator.cancel_requested = true;
+        let pending = std::mem::take(&mut self.s.coordinator.pending);
+        for b in pending {
+            // Under `recovery-order` ([late]) only pending buckets at origin are canceled.
+            if self.bug(Bug::RecoveryOrder) && !self.at_origin(b) {
+                self.s.coordinator.pending.push(b);
+                continue;
+            }
+            if self.s.coordinator.status_of(b) == Some(BucketStatus::NotStarted) {
+                self.mark_canceled(b);
+            }
+        }
+        self.out.reply = Some(ClientReply::Cancel(CancelReply::Accepted));
+        let active: Vec<_> = self
+            .s
+            .coordinator
+            .attempts
+            .iter()
+            .map(|(b, _)| *b)
+            .collect();
+        for b in active {
+            // `finish` may already have removed it through admission; re-check.
+            if self.key_of(b).is_some() && self.at_origin(b) {
+                self.finish(b, BucketStatus::Canceled, None)?;
+            }
+        }
+        let c = &self.s.coordinator;
+        if !c.any_in_progress() && !c.finalize_pending && !c.overall_is_final() {
+            self.finalize()?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,246 @@
+//! Admission and execution: R3-R11, and R6 `finish`.
+
+use super::{Flow, Step};
+use crate::bug::Bug;
+use crate::state::{Attempt, Observed};
+use crate::types::{Bucket, BucketStatus, Key, PlanKind, Server};
+
+impl Step<'_> {
+    /// R3 `admit()`. A loop; `finish` inside `execute` calls `admit()` again, which re-checks
+    /// the same guard, so nesting is equivalent to continuing this loop (D13).
+    pub fn admit(&mut self) -> Flow {
+        loop {
+            let c = &self.s.coordinator;
+            let cap_ok = c.tracked_count() < self.config.max_tracked_timed_out as usize
+                || self.bug(Bug::UnboundedTracked);
+            if c.running_count() >= self.config.max_inflight as usize
+                || !cap_ok
+                || c.pending.is_empty()
+            {
+                return Ok(());
+            }
+            let b = self.s.coordinator.pending.remove(0);
+            if self.s.coordinator.status_of(b) != Some(BucketStatus::NotStarted) {
+                continue;
+            }
+            self.fired("R3");
+            // Ghosts of INV-TRACKED-BOUND, INV-CANCEL-NO-NEW-WORK, INV-NO-ADMIT-AFTER-FINAL.
+            if self.s.coordinator.tracked_count() >= self.config.max_tracked_timed_out as usize {
+                self.s.ghost.violations.admitted_while_capped = true;
+            }
+            self.note_new_work();
+            let rid = self.s.coordinator.rid.expect("admission needs a rebalance");
+            let observed = self.observe(b);
+            self.s.coordinator.insert_attempt(
+                b,
+                Attempt {
+                    key: Key { rid, bucket: b },
+                    age: 0,
+                    since_progress: 0,
+                    observed: Observed { ..observed },
+                    blocked_for: None,
+                    reconciles: 0,
+                    reconcile_in: 0,
+                },
+            );
+            self.s.coordinator.set_status(b, BucketStatus::Rebalancing);
+            self.execute(b)?;
+        }
+    }
+
+    /// R4 `execute(b)`.
+    pub fn execute(&mut self, b: Bucket) -> Flow {
+        self.fired("R4");
+        if self.deleted(b) {
+            return self.finish(b, BucketStatus::Completed, None);
+        }
+        match self.entry(b).kind() {
+            PlanKind::NoOp => self.finish(b, BucketStatus::Completed, None),
+            PlanKind::LeaderOnly => self.lead(b),
+            PlanKind::Move => self.resume(b),
+        }
+    }
+
+    /// R5 `lead(b)`: leader-only election (D3).
+    pub fn lead(&mut self, b: Bucket) -> Flow {
+        self.fired("R5");
+        let e = self.entry(b);
+        let lai = self.lai(b);
+        if lai.leader == Some(e.new_leader) {
+            self.send_current(b);
+            return Ok(());
+        }
+        let Some(c) = self.elect(b, &e.trs) else {
+            return Ok(());
+        };
+        if Some(c) == lai.leader {
+            return Ok(());
+        }
+        self.note_new_work();
+        let assignment = self.assignment(b).clone();
+        self.write_bucket(b, assignment, Some(c), lai.isr, true)?;
+        self.send_current(b);
+        Ok(())
+    }
+
+    /// R6 `finish(b, st)`. `ack` is the responder whose NliResponse completed the bucket (R12),
+    /// for the ghost of INV-COMPLETED-ACKED.
+    pub fn finish(&mut self, b: Bucket, st: BucketStatus, ack: Option<Server>) -> Flow {
+        self.fired("R6");
+        let before = self.s.coordinator.status_of(b);
+        if st == BucketStatus::Completed {
+            self.note_completion(b, before, ack);
+        }
+        let key = self.key_of(b);
+        let c = &mut self.s.coordinator;
+        c.remove_attempt(b);
+        c.pending.retain(|x| *x != b);
+        if let Some(key) = key {
+            c.queued_timeouts.retain(|k| *k != key);
+            c.queued_reconciles.retain(|k| *k != key);
+        }
+        if st == BucketStatus::Canceled {
+            self.mark_canceled(b);
+        } else {
+            self.s.coordinator.set_status(b, st);
+        }
+        if self.s.coordinator.any_in_progress() {
+            self.admit()
+        } else {
+            self.finalize()
+        }
+    }
+
+    /// Ghosts at the moment a bucket becomes COMPLETED (INV-COMPLETED-ACKED and the SOME-*).
+    fn note_completion(&mut self, b: Bucket, before: Option<BucketStatus>, ack: Option<Server>) {
+        let e = self.entry(b);
+        let lai = self.lai(b);
+        let acked = match e.kind() {
+            PlanKind::NoOp => true,
+            PlanKind::Move => self.final_state(b) && ack.is_some() && ack == lai.leader,
+            PlanKind::LeaderOnly => lai.leader == Some(e.new_leader) && ack == Some(e.new_leader),
+        };
+        let deleted = self.deleted(b);
+        if !(deleted || acked) {
+            self.s.ghost.violations.completed_unacked = true;
+        }
+        let g = &mut self.s.ghost;
+        if deleted {
+            g.last.deleted_bucket_completed = true;
+        }
+        if before == Some(BucketStatus::Timeout) {
+            g.last.timed_out_bucket_completed = true;
+            if g.restored.contains(b) {
+                g.last.recovered_bucket_completed = true;
+            }
+        }
+        if self.s.coordinator.cancel_requested {
+            g.drained_after_cancel = true;
+        }
+    }
+
+    /// R7 `resume(b)`: the move decision table, first match.
+    pub fn resume(&mut self, b: Bucket) -> Flow {
+        let e = self.entry(b);
+        if self.final_state(b) {
+            self.fired("R7.1");
+            self.send_current(b);
+            Ok(())
+        } else if self.at_target(b) {
+            self.fired("R7.2");
+            if self.caught_up(b) {
+                self.shrink_at_target(b)
+            } else {
+                self.send_current(b);
+                Ok(())
+            }
+        } else if self.caught_up(b) {
+            self.fired("R7.3");
+            self.phase_b(b)
+        } else if *self.assignment(b) == e.rs() {
+            self.fired("R7.4");
+            if self.bug(Bug::EpochBumpOnRetry) {
+                // E.6: the retry rewrites the union, bumping the bucket epoch.
+                let lai = self.lai(b);
+                self.write_bucket_raw(b, e.rs(), lai.leader, lai.isr, true)?;
+            }
+            self.send_current(b);
+            Ok(())
+        } else {
+            self.fired("R7.5");
+            self.phase_a(b)
+        }
+    }
+
+    /// R7.2 `shrink_at_target(b)`: keep a live target leader, else elect among `trs`; ISR
+    /// restricted to `trs`. Skipped when it would change nothing (a deleted bucket at its final
+    /// metadata, see spec questions in findings.md).
+    pub fn shrink_at_target(&mut self, b: Bucket) -> Flow {
+        let e = self.entry(b);
+        let lai = self.lai(b);
+        let leader = self.target_leader(b);
+        self.write_bucket(
+            b,
+            e.trs.clone(),
+            leader,
+            lai.isr.intersect(e.trs_set()),
+            true,
+        )?;
+        self.send_current(b);
+        Ok(())
+    }
+
+    /// `l = lai.leader` if it is in `trs` and live, else `elect(b, trs)` (R7.2, R10, D3).
+    fn target_leader(&self, b: Bucket) -> Option<Server> {
+        let e = self.entry(b);
+        match self.lai(b).leader {
+            Some(l) if e.trs.contains(&l) && self.s.coordinator.live.contains(l) => Some(l),
+            _ => self.elect(b, &e.trs),
+        }
+    }
+
+    /// R9 Phase A: grow the assignment to the union `rs`; leader and ISR unchanged.
+    pub fn phase_a(&mut self, b: Bucket) -> Flow {
+        self.fired("R9");
+        self.note_new_work();
+        let e = self.entry(b);
+        let lai = self.lai(b);
+        self.write_bucket(b, e.rs(), lai.leader, lai.isr, true)?;
+        self.send_current(b);
+        Ok(())
+    }
+
+    /// R10 Phase B: assignment to `trs`, ISR restricted to `trs`. Completion needs R12's ack.
+    pub fn phase_b(&mut self, b: Bucket) -> Flow {
+        self.fired("R10");
+        let e = self.entry(b);
+        let lai = self.lai(b);
+        let leader = self.target_leader(b);
+        self.write_bucket(
+            b,
+            e.trs.clone(),
+            leader,
+            lai.isr.intersect(e.trs_set()),
+            true,
+        )?;
+        self.send_current(b);
+        Ok(())
+    }
+
+    /// R11 `try_complete(b)` for a move bucket.
+    pub fn try_complete(&mut self, b: Bucket) -> Flow {
+        self.fired("R11");
+        let at_target = self.at_target(b);
+        let caught_up = self.caught_up(b);
+        if at_target && caught_up {
+            if !self.final_state(b) {
+                self.shrink_at_target(b)?;
+            }
+            Ok(())
+        } else if caught_up && !at_target {
+            self.phase_b(b)
+        } else {
+            Ok(())
+        }
+    }
+}

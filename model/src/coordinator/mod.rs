@@ -1,0 +1,267 @@
+//! The coordinator (manager) rules R1-R20 and R23 as one mutable step context. Each file holds
+//! one group of rules; every function cites the rule it implements.
+
+mod client;
+mod execution;
+mod recovery;
+mod responses;
+pub use responses::adjust_isr_accepted as responses_accepted;
+mod timers;
+
+use crate::action::StepOutput;
+use crate::bug::{Bug, BugSet};
+use crate::config::Config;
+use crate::message::{Message, Nli};
+use crate::state::{Event, Observed, SystemState};
+use crate::types::{Bucket, BucketStatus, Key, LeaderAndIsr, PlanEntry, PlanKind, Server};
+
+/// A store operation failed: the rest of the step is skipped, every change already made stays
+/// (spec 5, "Abort"; R8).
+#[derive(Debug)]
+pub struct Abort;
+
+pub type Flow = Result<(), Abort>;
+
+/// One atomic step in progress: the state being changed and what it emitted.
+pub struct Step<'a> {
+    pub config: &'a Config,
+    pub bugs: BugSet,
+    pub s: SystemState,
+    pub out: StepOutput,
+    fail_at: Option<u8>,
+}
+
+impl<'a> Step<'a> {
+    pub fn new(config: &'a Config, bugs: BugSet, s: SystemState, fail_at: Option<u8>) -> Self {
+        Step {
+            config,
+            bugs,
+            s,
+            out: StepOutput::default(),
+            fail_at,
+        }
+    }
+
+    pub fn bug(&self, bug: Bug) -> bool {
+        self.bugs.has(bug)
+    }
+
+    pub fn fired(&mut self, rule: &'static str) {
+        self.out.rules.push(rule);
+    }
+
+    /// Counts one failable store operation (spec 9); the `fail_store_op`-th one fails (R8).
+    pub fn store_op(&mut self) -> Flow {
+        self.out.store_ops += 1;
+        if self.fail_at == Some(self.out.store_ops) {
+            self.out.store_failed = true;
+            Err(Abort)
+        } else {
+            Ok(())
+        }
+    }
+
+    // ---- reads of the store through the write-through cache (spec 3.2) ----
+
+    pub fn entry(&self, b: Bucket) -> PlanEntry {
+        self.s
+            .coordinator
+            .plan_entry(b)
+            .cloned()
+            .expect("plan bucket")
+    }
+    pub fn assignment(&self, b: Bucket) -> &Vec<Server> {
+        &self.s.coordinator.cache.assignment[b as usize]
+    }
+    pub fn lai(&self, b: Bucket) -> LeaderAndIsr {
+        self.s.coordinator.cache.lai[b as usize]
+    }
+    pub fn deleted(&self, b: Bucket) -> bool {
+        self.s.coordinator.cache.deleted[b as usize]
+    }
+
+    /// `at_origin_assignment(b)` (spec 4).
+    pub fn at_origin_assignment(&self, b: Bucket) -> bool {
+        *self.assignment(b) == self.entry(b).ors
+    }
+    /// `at_origin(b)` (spec 4, D4).
+    pub fn at_origin(&self, b: Bucket) -> bool {
+        let e = self.entry(b);
+        self.at_origin_assignment(b)
+            && !(e.kind() == PlanKind::LeaderOnly && self.lai(b).leader == Some(e.new_leader))
+    }
+    /// `at_target(b)` (spec 4).
+    pub fn at_target(&self, b: Bucket) -> bool {
+        *self.assignment(b) == self.entry(b).trs
+    }
+    /// `caught_up(b)` (spec 4).
+    pub fn caught_up(&self, b: Bucket) -> bool {
+        let trs = self.entry(b).trs_set();
+        trs.is_subset(self.s.coordinator.live) && trs.is_subset(self.lai(b).isr)
+    }
+    /// `final_state(b)` (spec 4).
+    pub fn final_state(&self, b: Bucket) -> bool {
+        let e = self.entry(b);
+        let lai = self.lai(b);
+        !self.deleted(b)
+            && self.at_target(b)
+            && e.trs_set().is_subset(self.s.coordinator.live)
+            && lai.leader.is_some_and(|l| e.trs.contains(&l))
+            && lai.isr == e.trs_set()
+    }
+    /// `elect(b, candidates)` (spec 4).
+    pub fn elect(&self, b: Bucket, candidates: &[Server]) -> Option<Server> {
+        let lai = self.lai(b);
+        candidates
+            .iter()
+            .copied()
+            .find(|c| self.s.coordinator.live.contains(*c) && lai.isr.contains(*c))
+    }
+    /// `observe(b)` (spec 3.2).
+    pub fn observe(&self, b: Bucket) -> Observed {
+        let lai = self.lai(b);
+        Observed {
+            assignment: self.assignment(b).clone(),
+            leader: lai.leader,
+            isr: lai.isr,
+        }
+    }
+    pub fn key_of(&self, b: Bucket) -> Option<Key> {
+        self.s.coordinator.attempt(b).map(|a| a.key)
+    }
+    /// The stored task is the current rebalance's and final (ghost of INV-NO-ADMIT-AFTER-FINAL).
+    pub fn stored_final_for_rid(&self) -> bool {
+        let c = &self.s.coordinator;
+        self.s
+            .store
+            .task
+            .as_ref()
+            .is_some_and(|t| Some(t.id) == c.rid && t.status.is_final())
+    }
+    /// The stored task is the current rebalance's and carries the cancel flag.
+    pub fn stored_cancel_for_rid(&self) -> bool {
+        let c = &self.s.coordinator;
+        self.s
+            .store
+            .task
+            .as_ref()
+            .is_some_and(|t| Some(t.id) == c.rid && t.cancel_requested)
+    }
+
+    // ---- effects ----
+
+    /// `send_current(b)` (spec 4): the current metadata to every live assigned server, in
+    /// ascending server order. No store write, no epoch change.
+    pub fn send_current(&mut self, b: Bucket) {
+        let lai = self.lai(b);
+        let mut replicas_sorted = self.assignment(b).clone();
+        replicas_sorted.sort();
+        let exec_key = self.key_of(b);
+        for to in replicas_sorted {
+            if !self.s.coordinator.live.contains(to) {
+                continue;
+            }
+            let m = Message::Nli(Nli {
+                to,
+                bucket: b,
+                replicas: self.assignment(b).clone(),
+                leader: lai.leader,
+                leader_epoch: lai.leader_epoch,
+                isr: lai.isr,
+                bucket_epoch: lai.bucket_epoch,
+                coordinator_epoch: self.s.coordinator.ce,
+                exec_key,
+            });
+            self.out.sent.push(m.clone());
+            self.s.send(m);
+        }
+    }
+
+    /// `write_bucket(b, assignment', lai')` (spec 4), only when it changes the assignment, the
+    /// leader or the ISR (INV-EPOCH-ONLY-ON-CHANGE). `failable` is false for the liveness path
+    /// of R19/R20 (D10).
+    pub fn write_bucket(
+        &mut self,
+        b: Bucket,
+        assignment: Vec<Server>,
+        leader: Option<Server>,
+        isr: crate::types::ServerSet,
+        failable: bool,
+    ) -> Flow {
+        let lai = self.lai(b);
+        if assignment == *self.assignment(b) && leader == lai.leader && isr == lai.isr {
+            return Ok(());
+        }
+        self.write_bucket_raw(b, assignment, leader, isr, failable)
+    }
+
+    /// The store write itself. The ghost of INV-EPOCH-ONLY-ON-CHANGE is recorded here, for any
+    /// caller.
+    pub fn write_bucket_raw(
+        &mut self,
+        b: Bucket,
+        assignment: Vec<Server>,
+        leader: Option<Server>,
+        isr: crate::types::ServerSet,
+        failable: bool,
+    ) -> Flow {
+        if failable {
+            self.store_op()?;
+        }
+        let old = self.lai(b);
+        if assignment == *self.assignment(b) && leader == old.leader && isr == old.isr {
+            self.s.ghost.violations.epoch_without_change = true;
+        }
+        let new = LeaderAndIsr {
+            leader,
+            leader_epoch: old.leader_epoch + u8::from(leader != old.leader),
+            isr,
+            bucket_epoch: old.bucket_epoch + 1,
+            coordinator_epoch: self.s.coordinator.ce,
+        };
+        let i = b as usize;
+        self.s.store.buckets.assignment[i] = assignment.clone();
+        self.s.store.buckets.lai[i] = new;
+        // Write-through: the cache changes only after the store write succeeded.
+        self.s.coordinator.cache.assignment[i] = assignment;
+        self.s.coordinator.cache.lai[i] = new;
+        Ok(())
+    }
+
+    pub fn enqueue(&mut self, e: Event) {
+        self.out.enqueued.push(e.clone());
+        self.s.coordinator.events.push(e);
+    }
+
+    /// Enqueues `Reconcile(key)` unless one is queued (R13, R16, R23).
+    pub fn enqueue_reconcile(&mut self, key: Key) {
+        let q = &mut self.s.coordinator.queued_reconciles;
+        if let Err(pos) = q.binary_search(&key) {
+            q.insert(pos, key);
+            self.enqueue(Event::Reconcile { key });
+        }
+    }
+
+    /// Marks a bucket CANCELED; every cancel path goes through here so the ghosts of
+    /// INV-CANCELED-AT-ORIGIN and INV-CANCEL-PERSISTED-FIRST see all of them.
+    pub fn mark_canceled(&mut self, b: Bucket) {
+        if !self.at_origin_assignment(b) {
+            self.s.ghost.violations.canceled_off_origin = true;
+        }
+        if !self.stored_cancel_for_rid() {
+            self.s.ghost.violations.canceled_before_persist = true;
+        }
+        self.s.coordinator.set_status(b, BucketStatus::Canceled);
+    }
+
+    /// Ghost of INV-CANCEL-NO-NEW-WORK and INV-NO-ADMIT-AFTER-FINAL at an admission, a Phase A
+    /// or a leader-only election.
+    pub fn note_new_work(&mut self) {
+        if self.stored_cancel_for_rid() {
+            self.s.ghost.violations.new_work_after_cancel = true;
+        }
+        if self.stored_final_for_rid() {
+            self.s.ghost.violations.admitted_after_final = true;
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! Crash, restart and recovery: R16 (Recover), R17 (coordinator crash), R19 and R20 (server
+//! crash and restart as the coordinator handles them).
+
+use super::{Flow, Step};
+use crate::bug::Bug;
+use crate::state::{Attempt, Coordinator, Event};
+use crate::types::{Bucket, BucketStatus, Key, Server, ServerSet, TaskStatus};
+
+impl Step<'_> {
+    /// R17: every volatile field is lost; the new incarnation bumps the coordinator epoch
+    /// (assumed to succeed), reloads the cache and enqueues Recover.
+    pub fn crash_coordinator(&mut self) {
+        self.fired("R17");
+        self.s.store.coordinator_epoch += 1;
+        let ce = self.s.store.coordinator_epoch;
+        let live = self.s.live();
+        let cache = self.s.store.buckets.clone();
+        self.s.coordinator = Coordinator::fresh(ce, live, cache);
+        self.s.coordinator.recovery_pending = true;
+        self.s.coordinator.recovery_queued = true;
+        self.enqueue(Event::Recover);
+    }
+
+    /// R16 Recover.
+    pub fn on_recover(&mut self) -> Flow {
+        self.fired("R16");
+        self.s.coordinator.recovery_queued = false;
+        // The read may fail: recovery stays pending and R23 re-enqueues it (D6).
+        self.store_op()?;
+        let Some(task) = self.s.store.task.clone() else {
+            self.s.coordinator.recovery_pending = false;
+            return Ok(());
+        };
+        let c = &mut self.s.coordinator;
+        c.rid = Some(task.id);
+        c.plan = task.plan.clone();
+        c.cancel_requested = task.cancel_requested;
+        self.s.ghost.restored = ServerSet::EMPTY;
+        self.s.ghost.final_recovered = false;
+        if task.status.is_final() {
+            let st = BucketStatus::from_final_task(task.status);
+            let c = &mut self.s.coordinator;
+            c.overall = Some(task.status);
+            c.status = task.plan.iter().map(|e| (e.bucket, st)).collect();
+            c.recovery_pending = false;
+            self.s.ghost.final_recovered = true;
+            return Ok(());
+        }
+        // Classify every bucket first, in plan order (the [final*] fix of E.13).
+        self.s.coordinator.status.clear();
+        for e in &task.plan {
+            let b = e.bucket;
+            let late = self.bug(Bug::RecoveryOrder);
+            if self.deleted(b) && !late {
+                self.s.coordinator.set_status(b, BucketStatus::Completed);
+            } else if late || self.at_origin(b) || self.bug(Bug::CancelAfterRestart) {
+                if task.cancel_requested && self.at_origin(b) {
+                    self.s.coordinator.set_status(b, BucketStatus::Canceled);
+                    self.mark_canceled(b);
+                } else {
+                    self.s.coordinator.set_status(b, BucketStatus::NotStarted);
+                    self.s.coordinator.pending.push(b);
+                }
+            } else {
+                self.restore_tracked(b, task.id);
+            }
+        }
+        let c = &mut self.s.coordinator;
+        c.overall = Some(TaskStatus::Rebalancing);
+        c.recovery_pending = false;
+        if c.any_in_progress() {
+            self.admit()
+        } else {
+            self.finalize()
+        }
+    }
+
+    /// R16: a mid-migration bucket becomes a tracked attempt with an immediate reconcile,
+    /// exempt from `max_tracked_timed_out` (D1).
+    fn restore_tracked(&mut self, b: Bucket, rid: u8) {
+        let key = Key { rid, bucket: b };
+        let observed = self.observe(b);
+        self.s.coordinator.insert_attempt(
+            b,
+            Attempt {
+                key,
+                age: 0,
+                since_progress: 0,
+                observed,
+                blocked_for: None,
+                reconciles: 0,
+                reconcile_in: 0,
+            },
+        );
+        self.s.coordinator.set_status(b, BucketStatus::Timeout);
+        self.s.ghost.restored.insert(b);
+        self.enqueue_reconcile(key);
+    }
+
+    /// R19 as the coordinator handles a server crash. Its writes are assumed to succeed (D10).
+    pub fn on_server_crash(&mut self, s: Server) {
+        self.fired("R19");
+        self.s.coordinator.live.remove(s);
+        for b in 0..self.config.bucket_count() {
+            if self.deleted(b) || !self.assignment(b).contains(&s) {
+                continue;
+            }
+            let lai = self.lai(b);
+            let mut isr = lai.isr;
+            isr.remove(s);
+            if isr.is_empty() {
+                isr = lai.isr;
+            }
+            let leader = if lai.leader == Some(s) {
+                let live = self.s.coordinator.live;
+                self.assignment(b)
+                    .iter()
+                    .copied()
+                    .find(|x| live.contains(*x) && isr.contains(*x))
+            } else {
+                lai.leader
+            };
+            if (leader, isr) != (lai.leader, lai.isr) {
+                let assignment = self.assignment(b).clone();
+                let _ = self.write_bucket(b, assignment, leader, isr, false);
+                self.send_current(b);
+            }
+        }
+    }
+
+    /// R20 as the coordinator handles a server restart.
+    pub fn on_server_restart(&mut self, s: Server) {
+        self.fired("R20");
+        self.s.coordinator.live.insert(s);
+        for b in 0..self.config.bucket_count() {
+            if self.deleted(b) || !self.assignment(b).contains(&s) {
+                continue;
+            }
+            let lai = self.lai(b);
+            if lai.leader.is_none() {
+                let assignment = self.assignment(b).clone();
+                if let Some(l) = self.elect(b, &assignment) {
+                    let _ = self.write_bucket(b, assignment, Some(l), lai.isr, false);
+                }
+            }
+            self.send_current(b);
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! Timer-driven rules: R13 (Timeout), R14 (Reconcile), R15 (finalize and its event), R23 (Tick).
+
+use super::{Flow, Step};
+use crate::bug::Bug;
+use crate::state::Event;
+use crate::types::{BucketStatus, Key, PlanKind, RebalanceId, TaskStatus};
+
+impl Step<'_> {
+    /// R13 Timeout(key).
+    pub fn on_timeout(&mut self, key: Key) -> Flow {
+        self.fired("R13");
+        self.s.coordinator.queued_timeouts.retain(|k| *k != key);
+        let b = key.bucket;
+        // INV-FENCE-TIMEOUT: only the running attempt with exactly this key.
+        if !(self.s.coordinator.is_running(b) && self.key_of(b) == Some(key)) {
+            return Ok(());
+        }
+        if self.bug(Bug::TimeoutCompletes) {
+            // E.1: the timed-out bucket is finished with a final status and forgotten.
+            return self.finish(b, BucketStatus::TimeoutFinal, None);
+        }
+        let observed = self.observe(b);
+        let a = self.s.coordinator.attempt_mut(b).expect("running attempt");
+        a.since_progress = 0;
+        a.observed = observed;
+        a.blocked_for = None;
+        a.reconciles = 0;
+        a.reconcile_in = 0;
+        self.s.coordinator.set_status(b, BucketStatus::Timeout);
+        self.enqueue_reconcile(key);
+        self.admit()
+    }
+
+    /// `backoff(n)` in ticks (spec 4; one tick is `check_interval_ms`).
+    fn backoff(&self, n: u8) -> u8 {
+        let base = 1u32 << n.min(8);
+        base.min(self.config.max_reconcile_backoff_ticks as u32) as u8
+    }
+
+    /// R14 Reconcile(key).
+    pub fn on_reconcile(&mut self, key: Key) -> Flow {
+        self.fired("R14");
+        self.s.coordinator.queued_reconciles.retain(|k| *k != key);
+        let b = key.bucket;
+        // INV-FENCE-RECONCILE: only the tracked attempt with exactly this key.
+        if !(self.s.coordinator.is_tracked(b) && self.key_of(b) == Some(key)) {
+            return Ok(());
+        }
+        // R14.1: deleted buckets count as completed, before any give-up.
+        if self.deleted(b) {
+            return self.finish(b, BucketStatus::Completed, None);
+        }
+        // R14.2: progress accounting.
+        let observed = self.observe(b);
+        let targets_live = self.entry(b).trs_set().is_subset(self.s.coordinator.live);
+        let a = self.s.coordinator.attempt_mut(b).expect("tracked attempt");
+        if observed != a.observed {
+            a.observed = observed;
+            a.since_progress = 0;
+            a.blocked_for = None;
+            a.reconciles = 0;
+        } else if targets_live {
+            a.blocked_for = None;
+        } else if a.blocked_for.is_none() {
+            a.blocked_for = Some(0);
+        }
+        // R14.3: give up (the bucket may keep its union, D5).
+        let give_up = a
+            .blocked_for
+            .is_some_and(|t| t > self.config.target_unavailable_timeout_ticks)
+            || a.since_progress > self.config.no_progress_timeout_ticks;
+        if give_up {
+            self.fired("R14.3");
+            return self.finish(b, BucketStatus::Failed, None);
+        }
+        // R14.4: schedule the next reconcile.
+        let n = a.reconciles;
+        let next = self.backoff(n);
+        let a = self.s.coordinator.attempt_mut(b).expect("tracked attempt");
+        a.reconcile_in = next;
+        a.reconciles = n.saturating_add(1);
+        // R14.5: the action.
+        match self.entry(b).kind() {
+            PlanKind::LeaderOnly => self.lead(b),
+            _ => self.resume(b),
+        }
+    }
+
+    /// R15 `finalize()`.
+    pub fn finalize(&mut self) -> Flow {
+        self.fired("R15");
+        let c = &mut self.s.coordinator;
+        c.finalize_pending = true;
+        let final_status = if c.cancel_requested {
+            TaskStatus::Canceled
+        } else if c
+            .status
+            .iter()
+            .any(|(_, s)| matches!(s, BucketStatus::Failed | BucketStatus::Canceled))
+        {
+            TaskStatus::Failed
+        } else {
+            TaskStatus::Completed
+        };
+        let write = self.store_op();
+        if write.is_err() && !self.bug(Bug::FinalNotPersisted) {
+            // R8: overall stays REBALANCING; R23 retries while finalize_pending.
+            return write;
+        }
+        let c = &mut self.s.coordinator;
+        if write.is_ok() {
+            self.s.store.task = Some(crate::state::TaskNode {
+                id: c.rid.expect("finalize needs a rebalance"),
+                status: final_status,
+                cancel_requested: c.cancel_requested,
+                plan: c.plan.clone(),
+            });
+        }
+        c.overall = Some(final_status);
+        c.finalize_pending = false;
+        c.finalize_queued = false;
+        write
+    }
+
+    /// R15's event `Finalize(id)`.
+    pub fn on_finalize_event(&mut self, rid: RebalanceId) -> Flow {
+        let c = &mut self.s.coordinator;
+        c.finalize_queued = false;
+        if c.finalize_pending && c.rid == Some(rid) {
+            self.finalize()?;
+            self.s.ghost.last.finalize_retried = true;
+        }
+        Ok(())
+    }
+
+    /// R23 Tick: ages advance (spec 9), then the checker in ascending bucket order.
+    pub fn tick(&mut self) {
+        self.fired("R23");
+        let cfg = self.config;
+        let c = &mut self.s.coordinator;
+        let statuses = c.status.clone();
+        for (b, a) in c.attempts.iter_mut() {
+            let st = statuses.iter().find(|(x, _)| x == b).map(|(_, s)| *s);
+            if st == Some(BucketStatus::Rebalancing) {
+                a.age = (a.age + 1).min(cfg.task_timeout_ticks + 1);
+            } else {
+                a.since_progress = (a.since_progress + 1).min(cfg.no_progress_timeout_ticks + 1);
+                a.blocked_for = a
+                    .blocked_for
+                    .map(|t| (t + 1).min(cfg.target_unavailable_timeout_ticks + 1));
+                a.reconcile_in = a.reconcile_in.saturating_sub(1);
+            }
+        }
+        let attempts = self.s.coordinator.attempts.clone();
+        // R23.1: running attempts past the task timeout.
+        for (b, a) in &attempts {
+            if self.s.coordinator.is_running(*b)
+                && a.age > cfg.task_timeout_ticks
+                && !self.s.coordinator.queued_timeouts.contains(&a.key)
+            {
+                let q = &mut self.s.coordinator.queued_timeouts;
+                let pos = q.partition_point(|k| *k < a.key);
+                q.insert(pos, a.key);
+                self.enqueue(Event::Timeout { key: a.key });
+            }
+        }
+        // R23.2: tracked attempts whose reconcile is due.
+        for (b, a) in &attempts {
+            if self.s.coordinator.is_tracked(*b) && a.reconcile_in == 0 {
+                self.enqueue_reconcile(a.key);
+            }
+        }
+        // R23.3: finalize retry.
+        let c = &mut self.s.coordinator;
+        if c.finalize_pending && !c.finalize_queued {
+            if let Some(rid) = c.rid {
+                c.finalize_queued = true;
+                self.enqueue(Event::Finalize { rid });
+            }
+        }
+        // R23.4: recovery retry.
+        let c = &mut self.s.coordinator;
+        if c.recovery_pending && !c.recovery_queued {
+            c.recovery_queued = true;
+            self.enqueue(Event::Recover);
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! Actions and steps in spec vocabulary, for counterexamples and the Explorer.
+
+use crate::action::{Action, CancelReply, ClientReply, RegisterReply, StepOutput};
+use crate::message::{AdjustIsrResult, Message};
+use crate::model::RebalanceModel;
+use crate::state::{Event, SystemState};
+use crate::types::{BucketStatus, ServerSet};
+
+fn fail(k: &Option<u8>) -> String {
+    k.map(|k| format!(" [store op {k} fails]"))
+        .unwrap_or_default()
+}
+
+fn set(s: ServerSet) -> String {
+    format!("{s:?}")
+}
+
+pub fn event(e: &Event) -> String {
+    match e {
+        Event::Timeout { key } => format!("Timeout({key})"),
+        Event::Reconcile { key } => format!("Reconcile({key})"),
+        Event::Finalize { rid } => format!("Finalize(r{rid})"),
+        Event::Recover => "Recover".into(),
+    }
+}
+
+pub fn message(m: &Message) -> String {
+    match m {
+        Message::Nli(n) => format!(
+            "Nli(to s{}, b{}, replicas {:?}, leader {:?}, le {}, isr {}, be {}, ce {}, key {})",
+            n.to,
+            n.bucket,
+            n.replicas,
+            n.leader,
+            n.leader_epoch,
+            set(n.isr),
+            n.bucket_epoch,
+            n.coordinator_epoch,
+            n.exec_key.map_or("-".into(), |k| k.to_string())
+        ),
+        Message::NliResponse(r) => format!(
+            "NliResponse(from s{}, b{}, {}, ctx ce {} leader {:?} le {} be {} key {})",
+            r.from,
+            r.bucket,
+            if r.ok { "ok" } else { "error" },
+            r.context.coordinator_epoch,
+            r.context.leader,
+            r.context.leader_epoch,
+            r.context.bucket_epoch,
+            r.context.exec_key.map_or("-".into(), |k| k.to_string())
+        ),
+        Message::AdjustIsr(a) => format!(
+            "AdjustIsr(from s{}, b{}, le {}, be {}, isr {})",
+            a.from,
+            a.bucket,
+            a.leader_epoch,
+            a.bucket_epoch,
+            set(a.isr)
+        ),
+        Message::AdjustIsrResponse(r) => format!(
+            "AdjustIsrResponse(to s{}, b{}, {})",
+            r.to,
+            r.bucket,
+            match &r.result {
+                AdjustIsrResult::Ok(l) => format!(
+                    "ok leader {:?} le {} isr {} be {}",
+                    l.leader,
+                    l.leader_epoch,
+                    set(l.isr),
+                    l.bucket_epoch
+                ),
+                AdjustIsrResult::Err => "error".into(),
+            }
+        ),
+    }
+}
+
+/// "actor: what" for one action.
+pub fn action(a: &Action) -> String {
+    match a {
+        Action::Register { fail_store_op } => format!("client: Register{}", fail(fail_store_op)),
+        Action::Cancel { fail_store_op } => format!("client: Cancel{}", fail(fail_store_op)),
+        Action::ProcessEvent {
+            event: e,
+            fail_store_op,
+        } => format!("coordinator: {}{}", event(e), fail(fail_store_op)),
+        Action::DeliverNli { msg } => {
+            format!(
+                "s{}: handles {}",
+                msg.to,
+                message(&Message::Nli(msg.clone()))
+            )
+        }
+        Action::DeliverNliResponse { msg, fail_store_op } => format!(
+            "coordinator: handles {}{}",
+            message(&Message::NliResponse(msg.clone())),
+            fail(fail_store_op)
+        ),
+        Action::DeliverAdjustIsr { msg, fail_store_op } => format!(
+            "coordinator: handles {}{}",
+            message(&Message::AdjustIsr(msg.clone())),
+            fail(fail_store_op)
+        ),
+        Action::DeliverAdjustIsrResponse { msg } => format!(
+            "s{}: handles {}",
+            msg.to,
+            message(&Message::AdjustIsrResponse(msg.clone()))
+        ),
+        Action::DropMessage { msg } => format!("network: loses {}", message(msg)),
+        Action::DuplicateMessage { msg } => format!("network: duplicates {}", message(msg)),
+        Action::ProposeIsr { server, bucket } => {
+            format!("s{server}: proposes an ISR expansion of b{bucket}")
+        }
+        Action::CrashServer { server } => format!("s{server}: crashes"),
+        Action::RestartServer { server } => format!("s{server}: restarts"),
+        Action::CrashCoordinator => "coordinator: crashes and restarts".into(),
+        Action::DeleteBucket { bucket } => format!("admin: deletes b{bucket}"),
+        Action::Tick => "clock: tick".into(),
+    }
+}
+
+/// What changed: bucket statuses, overall, store task, assignments, reply and sends.
+pub fn effects(pre: &SystemState, post: &SystemState, out: &StepOutput) -> String {
+    let mut parts = Vec::new();
+    let (c0, c1) = (&pre.coordinator, &post.coordinator);
+    for (b, st) in &c1.status {
+        let was = c0.status_of(*b);
+        let tracked = c1.is_tracked(*b) && !c0.is_tracked(*b);
+        if was != Some(*st) || tracked {
+            let mut t = format!("b{b} {}", status(*st));
+            if tracked {
+                t.push_str(", tracked");
+            }
+            parts.push(t);
+        }
+    }
+    if c0.overall != c1.overall {
+        parts.push(format!("overall {:?}", c1.overall));
+    }
+    if pre.store.task != post.store.task {
+        if let Some(t) = &post.store.task {
+            parts.push(format!(
+                "store task r{} {:?}{}",
+                t.id,
+                t.status,
+                if t.cancel_requested { " +cancel" } else { "" }
+            ));
+        }
+    }
+    for b in 0..post.store.buckets.assignment.len() {
+        let (a0, a1) = (
+            &pre.store.buckets.assignment[b],
+            &post.store.buckets.assignment[b],
+        );
+        let (l0, l1) = (pre.store.buckets.lai[b], post.store.buckets.lai[b]);
+        if a0 != a1 || l0 != l1 {
+            parts.push(format!(
+                "store b{b} {:?} leader {:?} isr {} le {} be {}",
+                a1,
+                l1.leader,
+                set(l1.isr),
+                l1.leader_epoch,
+                l1.bucket_epoch
+            ));
+        }
+        if !pre.store.buckets.deleted[b] && post.store.buckets.deleted[b] {
+            parts.push(format!("b{b} deleted"));
+        }
+    }
+    if let Some(r) = &out.reply {
+        parts.push(format!(
+            "reply {}",
+            match r {
+                ClientReply::Register(RegisterReply::Accepted(id)) => format!("Accepted(r{id})"),
+                ClientReply::Register(RegisterReply::RejectedInProgress) =>
+                    "Rejected(InProgress)".into(),
+                ClientReply::Register(RegisterReply::StoreError)
+                | ClientReply::Cancel(CancelReply::StoreError) => "StoreError".into(),
+                ClientReply::Cancel(CancelReply::Accepted) => "Accepted".into(),
+                ClientReply::Cancel(CancelReply::NothingToCancel) => "NothingToCancel".into(),
+            }
+        ));
+    }
+    if out.store_failed {
+        parts.push("store op failed".into());
+    }
+    for e in &out.enqueued {
+        parts.push(format!("enqueue {}", event(e)));
+    }
+    let nli = out
+        .sent
+        .iter()
+        .filter(|m| matches!(m, Message::Nli(_)))
+        .count();
+    if nli > 0 {
+        parts.push(format!("{nli} Nli sent"));
+    }
+    for m in out.sent.iter().chain(&out.server_sent) {
+        if !matches!(m, Message::Nli(_)) {
+            parts.push(format!("sends {}", message(m)));
+        }
+    }
+    if parts.is_empty() {
+        parts.push("no change".into());
+    }
+    parts.join("; ")
+}
+
+fn status(s: BucketStatus) -> &'static str {
+    match s {
+        BucketStatus::NotStarted => "NOT_STARTED",
+        BucketStatus::Rebalancing => "REBALANCING",
+        BucketStatus::Timeout => "TIMEOUT",
+        BucketStatus::Completed => "COMPLETED",
+        BucketStatus::Failed => "FAILED",
+        BucketStatus::Canceled => "CANCELED",
+        BucketStatus::TimeoutFinal => "TIMEOUT(final)",
+    }
+}
+
+/// "actor: what -> effects [rules]".
+pub fn step(model: &RebalanceModel, pre: &SystemState, a: &Action) -> Option<String> {
+    let (post, out) = model.step(pre, a)?;
+    Some(format!(
+        "{} -> {} [{}]",
+        action(a),
+        effects(pre, &post, &out),
+        out.rules.join(",")
+    ))
+}

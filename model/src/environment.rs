@@ -1,0 +1,101 @@
+//! The environment's own steps: tablet servers (R21, R22, R24) and the fault actions that
+//! need no coordinator code (message loss and duplication).
+
+use crate::message::{AdjustIsr, AdjustIsrResponse, AdjustIsrResult, Message, Nli, NliResponse};
+use crate::state::{ReplicaView, SystemState};
+use crate::types::{Bucket, Server, ServerSet};
+
+/// R22: server `msg.to` handles a NotifyLeaderAndIsr. Returns the response it sends, if any.
+pub fn deliver_nli(s: &mut SystemState, msg: &Nli) -> Option<Message> {
+    let server = &mut s.servers[msg.to as usize];
+    if !server.up {
+        return None; // a down server loses the message
+    }
+    let ok = if msg.coordinator_epoch < server.last_ce {
+        false
+    } else {
+        server.last_ce = msg.coordinator_epoch;
+        let view = &mut server.views[msg.bucket as usize];
+        let stale = view.as_ref().is_some_and(|v| {
+            msg.bucket_epoch < v.bucket_epoch || msg.leader_epoch < v.leader_epoch
+        });
+        if !stale {
+            *view = Some(ReplicaView {
+                leader_epoch: msg.leader_epoch,
+                bucket_epoch: msg.bucket_epoch,
+                leader: msg.leader,
+                replicas: msg.replicas.clone(),
+                isr: msg.isr,
+                isr_rejected: false,
+            });
+        }
+        !stale
+    };
+    let response = Message::NliResponse(NliResponse {
+        from: msg.to,
+        bucket: msg.bucket,
+        ok,
+        context: msg.context(),
+    });
+    // A failed response is not put in flight: R12 ignores `ok = false` in every state (only
+    // completion is modelled, D11), so delivering it would be a stutter step. It is still
+    // returned, so a trace shows that the server answered.
+    if ok {
+        s.send(response.clone());
+    }
+    Some(response)
+}
+
+/// R24: the leader handles the coordinator's answer to its AdjustIsr.
+pub fn deliver_adjust_isr_response(s: &mut SystemState, msg: &AdjustIsrResponse) {
+    let server = &mut s.servers[msg.to as usize];
+    if !server.up {
+        return;
+    }
+    let Some(view) = server.views[msg.bucket as usize].as_mut() else {
+        return;
+    };
+    match &msg.result {
+        AdjustIsrResult::Ok(lai) => {
+            if view.leader_epoch == lai.leader_epoch && view.bucket_epoch < lai.bucket_epoch {
+                view.isr = lai.isr;
+                view.bucket_epoch = lai.bucket_epoch;
+            }
+        }
+        AdjustIsrResult::Err => view.isr_rejected = true,
+    }
+}
+
+/// R21: the ISR expansion a leader may propose now, if any.
+pub fn isr_proposal(s: &SystemState, server: Server, b: Bucket) -> Option<AdjustIsr> {
+    let st = &s.servers[server as usize];
+    if !st.up {
+        return None;
+    }
+    let view = st.views[b as usize].as_ref()?;
+    if view.leader != Some(server) || view.isr_rejected {
+        return None;
+    }
+    let in_flight = s.network.iter().any(|m| match m {
+        Message::AdjustIsr(a) => a.from == server && a.bucket == b,
+        Message::AdjustIsrResponse(r) => r.to == server && r.bucket == b,
+        _ => false,
+    });
+    if in_flight {
+        return None;
+    }
+    let live = s.live();
+    let isr = view
+        .isr
+        .union(ServerSet::from_servers(&view.replicas).intersect(live));
+    if isr == view.isr {
+        return None;
+    }
+    Some(AdjustIsr {
+        from: server,
+        bucket: b,
+        leader_epoch: view.leader_epoch,
+        bucket_epoch: view.bucket_epoch,
+        isr,
+    })
+}

@@ -1,0 +1,457 @@
+//! The Stateright model: initial state, enabled actions and the transition function `step`.
+
+use crate::action::{Action, StepOutput};
+use crate::bug::BugSet;
+use crate::config::Config;
+use crate::coordinator::{responses_accepted, Step};
+use crate::environment;
+use crate::message::Message;
+use crate::state::{
+    BucketMeta, Coordinator, Event, Ghost, LastStep, ReplicaView, ServerState, Store, SystemState,
+};
+use crate::types::{BucketStatus, LeaderAndIsr, PlanEntry, PlanKind, ServerSet};
+
+/// The model of spec section 9: one configuration plus the enabled bug switches.
+#[derive(Clone, Debug)]
+pub struct RebalanceModel {
+    pub config: Config,
+    pub bugs: BugSet,
+}
+
+impl RebalanceModel {
+    pub fn new(config: Config, bugs: BugSet) -> Self {
+        RebalanceModel { config, bugs }
+    }
+
+    /// The single initial state: every server up and in sync with the store, no task.
+    pub fn init_state(&self) -> SystemState {
+        let cfg = &self.config;
+        let ce = 1;
+        let buckets = BucketMeta {
+            assignment: cfg.buckets.iter().map(|b| b.assignment.clone()).collect(),
+            lai: cfg
+                .buckets
+                .iter()
+                .map(|b| LeaderAndIsr {
+                    leader: Some(b.leader),
+                    leader_epoch: 0,
+                    isr: ServerSet::from_servers(&b.assignment),
+                    bucket_epoch: 0,
+                    coordinator_epoch: ce,
+                })
+                .collect(),
+            deleted: vec![false; cfg.buckets.len()],
+        };
+        let servers = (0..cfg.servers)
+            .map(|s| ServerState {
+                up: true,
+                last_ce: ce,
+                views: cfg
+                    .buckets
+                    .iter()
+                    .map(|b| {
+                        b.assignment.contains(&s).then(|| ReplicaView {
+                            leader_epoch: 0,
+                            bucket_epoch: 0,
+                            leader: Some(b.leader),
+                            replicas: b.assignment.clone(),
+                            isr: ServerSet::from_servers(&b.assignment),
+                            isr_rejected: false,
+                        })
+                    })
+                    .collect(),
+            })
+            .collect::<Vec<_>>();
+        let all = ServerSet::from_servers(&(0..cfg.servers).collect::<Vec<_>>());
+        SystemState {
+            store: Store {
+                task: None,
+                buckets: buckets.clone(),
+                coordinator_epoch: ce,
+            },
+            coordinator: Coordinator::fresh(ce, all, buckets),
+            servers,
+            network: Vec::new(),
+            budgets: cfg.budgets,
+            ghost: Ghost::default(),
+        }
+    }
+
+    /// The plan R1 is given: for each configured target bucket not deleted, `ors` = current
+    /// assignment, `trs` = configured target, `old_leader` = current leader or `ors[0]`,
+    /// `new_leader = trs[0]`.
+    pub fn register_plan(&self, state: &SystemState) -> Vec<PlanEntry> {
+        self.config
+            .plan
+            .iter()
+            .filter(|t| !state.store.buckets.deleted[t.bucket as usize])
+            .map(|t| {
+                let ors = state.store.buckets.assignment[t.bucket as usize].clone();
+                let old_leader = state.store.buckets.lai[t.bucket as usize]
+                    .leader
+                    .unwrap_or(ors[0]);
+                PlanEntry {
+                    bucket: t.bucket,
+                    ors,
+                    trs: t.target.clone(),
+                    old_leader,
+                    new_leader: t.target[0],
+                }
+            })
+            .collect()
+    }
+
+    /// Runs one action. `None` means the action is not enabled in `state`.
+    pub fn step(&self, state: &SystemState, action: &Action) -> Option<(SystemState, StepOutput)> {
+        let k = action.fail_store_op();
+        if let Some(k) = k {
+            if k == 0 || state.budgets.store_failure == 0 {
+                return None;
+            }
+        }
+        let mut next = state.clone();
+        next.ghost.last = LastStep::default();
+        let mut step = Step::new(&self.config, self.bugs, next, k);
+        let enabled = self.run(&mut step, state, action);
+        if !enabled {
+            return None;
+        }
+        if k.is_some() {
+            if !step.out.store_failed {
+                return None; // fewer than k store operations
+            }
+            step.s.budgets.store_failure -= 1;
+        }
+        Some((step.s, step.out))
+    }
+
+    /// Dispatches an action; false if it is not enabled.
+    fn run(&self, st: &mut Step<'_>, pre: &SystemState, action: &Action) -> bool {
+        match action {
+            Action::Register { .. } => {
+                if pre.budgets.register == 0 {
+                    return false;
+                }
+                st.s.budgets.register -= 1;
+                let plan = self.register_plan(pre);
+                let _ = st.register(plan);
+            }
+            Action::Cancel { .. } => {
+                if pre.budgets.cancel == 0 {
+                    return false;
+                }
+                st.s.budgets.cancel -= 1;
+                let _ = st.cancel();
+            }
+            Action::ProcessEvent { event, .. } => {
+                if pre.coordinator.events.first() != Some(event) {
+                    return false;
+                }
+                st.s.coordinator.events.remove(0);
+                self.process_event(st, pre, event);
+            }
+            Action::DeliverNli { msg } => {
+                if !st.s.take(&Message::Nli(msg.clone())) {
+                    return false;
+                }
+                st.fired("R22");
+                if let Some(r) = environment::deliver_nli(&mut st.s, msg) {
+                    st.out.server_sent.push(r);
+                }
+            }
+            Action::DeliverNliResponse { msg, .. } => {
+                if !st.s.take(&Message::NliResponse(msg.clone())) {
+                    return false;
+                }
+                let b = msg.bucket;
+                let was_active = pre.coordinator.attempt(b).is_some();
+                let fenced = was_active && response_fenced(pre, msg);
+                let _ = st.on_nli_response(msg);
+                // Ghost of INV-FENCE-RESPONSE, recorded by generic code.
+                if was_active
+                    && st.s.coordinator.status_of(b) == Some(BucketStatus::Completed)
+                    && !fenced
+                {
+                    st.s.ghost.violations.unfenced_completion = true;
+                }
+            }
+            Action::DeliverAdjustIsr { msg, .. } => {
+                if !st.s.take(&Message::AdjustIsr(msg.clone())) {
+                    return false;
+                }
+                let lai = pre.coordinator.cache.lai[msg.bucket as usize];
+                let _ = st.on_adjust_isr(msg);
+                // Ghost of INV-ADJUST-ISR-FENCED.
+                if responses_accepted(&st.out)
+                    && (msg.leader_epoch, msg.bucket_epoch) != (lai.leader_epoch, lai.bucket_epoch)
+                {
+                    st.s.ghost.violations.unfenced_adjust_isr = true;
+                }
+            }
+            Action::DeliverAdjustIsrResponse { msg } => {
+                if !st.s.take(&Message::AdjustIsrResponse(msg.clone())) {
+                    return false;
+                }
+                st.fired("R24");
+                environment::deliver_adjust_isr_response(&mut st.s, msg);
+            }
+            Action::DropMessage { msg } => {
+                if pre.budgets.message_loss == 0 || !st.s.take(msg) {
+                    return false;
+                }
+                st.s.budgets.message_loss -= 1;
+            }
+            Action::DuplicateMessage { msg } => {
+                if pre.budgets.message_duplication == 0 || !pre.network.contains(msg) {
+                    return false;
+                }
+                st.s.budgets.message_duplication -= 1;
+                st.s.duplicate(msg.clone());
+            }
+            Action::ProposeIsr { server, bucket } => {
+                if *server >= self.config.servers || *bucket >= self.config.bucket_count() {
+                    return false;
+                }
+                let Some(p) = environment::isr_proposal(pre, *server, *bucket) else {
+                    return false;
+                };
+                st.fired("R21");
+                let m = Message::AdjustIsr(p);
+                st.out.server_sent.push(m.clone());
+                st.s.send(m);
+            }
+            Action::CrashServer { server } => {
+                if pre.budgets.server_crash == 0
+                    || *server >= self.config.servers
+                    || !pre.servers[*server as usize].up
+                {
+                    return false;
+                }
+                st.s.budgets.server_crash -= 1;
+                st.s.servers[*server as usize].up = false;
+                st.on_server_crash(*server);
+            }
+            Action::RestartServer { server } => {
+                if *server >= self.config.servers || pre.servers[*server as usize].up {
+                    return false;
+                }
+                st.s.servers[*server as usize].up = true;
+                st.on_server_restart(*server);
+            }
+            Action::CrashCoordinator => {
+                if pre.budgets.coordinator_crash == 0 {
+                    return false;
+                }
+                st.s.budgets.coordinator_crash -= 1;
+                st.crash_coordinator();
+            }
+            Action::DeleteBucket { bucket } => {
+                if pre.budgets.bucket_deletion == 0
+                    || *bucket >= self.config.bucket_count()
+                    || pre.store.buckets.deleted[*bucket as usize]
+                {
+                    return false;
+                }
+                st.s.budgets.bucket_deletion -= 1;
+                st.s.store.buckets.deleted[*bucket as usize] = true;
+                st.s.coordinator.cache.deleted[*bucket as usize] = true;
+            }
+            Action::Tick => {
+                let c = &pre.coordinator;
+                if c.attempts.is_empty() && !c.finalize_pending && !c.recovery_pending {
+                    return false;
+                }
+                st.tick();
+                // A tick that changes nothing is a stutter step; leaving it out keeps the
+                // graph free of self-loops (spec 7.3).
+                let mut same = st.s.clone();
+                same.ghost.last = pre.ghost.last.clone();
+                if same == *pre {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// The front event of the queue (R13, R14, R15's Finalize, R16), with the fencing ghosts.
+    fn process_event(&self, st: &mut Step<'_>, pre: &SystemState, event: &Event) {
+        match event {
+            Event::Timeout { key } => {
+                let c = &pre.coordinator;
+                let current =
+                    c.is_running(key.bucket) && c.attempt(key.bucket).map(|a| a.key) == Some(*key);
+                st.s.coordinator.queued_timeouts.retain(|k| k != key);
+                let before = st.s.clone();
+                let _ = st.on_timeout(*key);
+                let changed = strip_last(&st.s) != strip_last(&before);
+                if !current {
+                    if changed {
+                        st.s.ghost.violations.stale_timeout_acted = true;
+                    } else {
+                        st.s.ghost.last.stale_timeout_ignored = true;
+                    }
+                }
+            }
+            Event::Reconcile { key } => {
+                let c = &pre.coordinator;
+                let current =
+                    c.is_tracked(key.bucket) && c.attempt(key.bucket).map(|a| a.key) == Some(*key);
+                st.s.coordinator.queued_reconciles.retain(|k| k != key);
+                let before = st.s.clone();
+                let _ = st.on_reconcile(*key);
+                let changed = strip_last(&st.s) != strip_last(&before);
+                if !current {
+                    if changed {
+                        st.s.ghost.violations.stale_reconcile_acted = true;
+                    } else {
+                        st.s.ghost.last.stale_reconcile_ignored = true;
+                    }
+                }
+            }
+            Event::Finalize { rid } => {
+                let _ = st.on_finalize_event(*rid);
+            }
+            Event::Recover => {
+                let _ = st.on_recover();
+            }
+        }
+    }
+
+    /// Every enabled action, in a fixed order (Stateright rebuilds paths by index).
+    pub fn enabled_actions(&self, state: &SystemState, out: &mut Vec<Action>) {
+        let push = |a: Action, out: &mut Vec<Action>| {
+            if let Some((_, o)) = self.step(state, &a) {
+                let ops = o.store_ops;
+                let failable = a.can_fail_store() && state.budgets.store_failure > 0;
+                out.push(a.clone());
+                if failable {
+                    for k in 1..=ops {
+                        out.push(a.with_fail_store_op(Some(k)));
+                    }
+                }
+            }
+        };
+        push(
+            Action::Register {
+                fail_store_op: None,
+            },
+            out,
+        );
+        push(
+            Action::Cancel {
+                fail_store_op: None,
+            },
+            out,
+        );
+        if let Some(event) = state.coordinator.events.first() {
+            push(
+                Action::ProcessEvent {
+                    event: event.clone(),
+                    fail_store_op: None,
+                },
+                out,
+            );
+        }
+        let mut distinct: Vec<&Message> = state.network.iter().collect();
+        distinct.dedup();
+        for m in &distinct {
+            let a = match m {
+                Message::Nli(msg) => Action::DeliverNli { msg: msg.clone() },
+                Message::NliResponse(msg) => Action::DeliverNliResponse {
+                    msg: msg.clone(),
+                    fail_store_op: None,
+                },
+                Message::AdjustIsr(msg) => Action::DeliverAdjustIsr {
+                    msg: msg.clone(),
+                    fail_store_op: None,
+                },
+                Message::AdjustIsrResponse(msg) => {
+                    Action::DeliverAdjustIsrResponse { msg: msg.clone() }
+                }
+            };
+            push(a, out);
+        }
+        if state.budgets.message_loss > 0 {
+            for m in &distinct {
+                out.push(Action::DropMessage { msg: (*m).clone() });
+            }
+        }
+        if state.budgets.message_duplication > 0 {
+            for m in &distinct {
+                out.push(Action::DuplicateMessage { msg: (*m).clone() });
+            }
+        }
+        for server in 0..self.config.servers {
+            for bucket in 0..self.config.bucket_count() {
+                if environment::isr_proposal(state, server, bucket).is_some() {
+                    out.push(Action::ProposeIsr { server, bucket });
+                }
+            }
+        }
+        for server in 0..self.config.servers {
+            if state.servers[server as usize].up {
+                if state.budgets.server_crash > 0 {
+                    out.push(Action::CrashServer { server });
+                }
+            } else {
+                out.push(Action::RestartServer { server });
+            }
+        }
+        if state.budgets.coordinator_crash > 0 {
+            out.push(Action::CrashCoordinator);
+        }
+        if state.budgets.bucket_deletion > 0 {
+            for bucket in 0..self.config.bucket_count() {
+                if !state.store.buckets.deleted[bucket as usize] {
+                    out.push(Action::DeleteBucket { bucket });
+                }
+            }
+        }
+        push(Action::Tick, out);
+    }
+
+    /// "No action is enabled" (spec 7.3), with cheap sufficient conditions first.
+    pub fn is_terminal(&self, state: &SystemState) -> bool {
+        if !state.network.is_empty()
+            || !state.coordinator.events.is_empty()
+            || state.budgets.register > 0
+            || state.budgets.cancel > 0
+            || state.budgets.coordinator_crash > 0
+            || state.servers.iter().any(|s| !s.up)
+        {
+            return false;
+        }
+        let mut actions = Vec::new();
+        self.enabled_actions(state, &mut actions);
+        actions.is_empty()
+    }
+}
+
+/// The state without the last-step ghost, to tell whether a step changed anything.
+fn strip_last(s: &SystemState) -> SystemState {
+    let mut s = s.clone();
+    s.ghost.last = LastStep::default();
+    s
+}
+
+/// R12's full fence evaluated on the state before the step: current context, matching key and
+/// the right responder (ghost of INV-FENCE-RESPONSE, independent of the rule's code).
+fn response_fenced(pre: &SystemState, msg: &crate::message::NliResponse) -> bool {
+    let c = &pre.coordinator;
+    let b = msg.bucket;
+    let lai = c.cache.lai[b as usize];
+    let Some(entry) = c.plan_entry(b) else {
+        return false;
+    };
+    let responder_ok = match entry.kind() {
+        PlanKind::LeaderOnly => msg.from == entry.new_leader,
+        _ => Some(msg.from) == lai.leader,
+    };
+    msg.context.coordinator_epoch == c.ce
+        && msg.context.leader == lai.leader
+        && msg.context.leader_epoch == lai.leader_epoch
+        && msg.context.bucket_epoch == lai.bucket_epoch
+        && msg.context.exec_key == c.attempt(b).map(|a| a.key)
+        && responder_ok
+}

@@ -1,0 +1,166 @@
+//! Named configurations. `tiny` runs in seconds; the `ci-*` presets together give every fault
+//! kind a budget of at least one and each finishes exhaustively in CI; `full` is for scheduled
+//! runs.
+
+use crate::config::{BucketConfig, Budgets, Config, PlanTarget};
+
+/// The spec 6 model column: timeout 2, backoff cap 2, target-unavailable 3, no-progress 4,
+/// one tracked timed-out attempt, one slot.
+fn base(description: &str, servers: u8, rf: u8) -> Config {
+    Config {
+        description: description.into(),
+        servers,
+        replication_factor: rf,
+        buckets: Vec::new(),
+        plan: Vec::new(),
+        task_timeout_ticks: 2,
+        check_interval_ticks: 1,
+        max_reconcile_backoff_ticks: 2,
+        target_unavailable_timeout_ticks: 3,
+        no_progress_timeout_ticks: 4,
+        max_tracked_timed_out: 1,
+        max_inflight: 1,
+        budgets: Budgets {
+            register: 1,
+            ..Budgets::default()
+        },
+    }
+}
+
+fn bucket(assignment: &[u8]) -> BucketConfig {
+    BucketConfig {
+        assignment: assignment.to_vec(),
+        leader: assignment[0],
+    }
+}
+
+fn target(bucket: u8, target: &[u8]) -> PlanTarget {
+    PlanTarget {
+        bucket,
+        target: target.to_vec(),
+    }
+}
+
+/// Small timers for CI: timeout after 1 tick, backoff 1, give up after 1 tick without a target
+/// or 2 ticks without progress.
+fn fast(mut c: Config) -> Config {
+    c.task_timeout_ticks = 1;
+    c.max_reconcile_backoff_ticks = 1;
+    c.target_unavailable_timeout_ticks = 1;
+    c.no_progress_timeout_ticks = 2;
+    c
+}
+
+/// One move bucket, RF 1 on 2 servers: [0] -> [1] (union [1, 0]).
+fn one_move(description: &str) -> Config {
+    let mut c = base(description, 2, 1);
+    c.buckets = vec![bucket(&[0])];
+    c.plan = vec![target(0, &[1])];
+    fast(c)
+}
+
+/// One leader-only bucket, RF 2 on 2 servers: [0, 1] -> [1, 0].
+fn one_leader_only(description: &str) -> Config {
+    let mut c = base(description, 2, 2);
+    c.buckets = vec![bucket(&[0, 1])];
+    c.plan = vec![target(0, &[1, 0])];
+    fast(c)
+}
+
+/// Two move buckets, RF 1 on 2 servers: both [0] -> [1], admitted in bucket order.
+fn two_moves(description: &str) -> Config {
+    let mut c = base(description, 2, 1);
+    c.buckets = vec![bucket(&[0]), bucket(&[0])];
+    c.plan = vec![target(0, &[1]), target(1, &[1])];
+    fast(c)
+}
+
+type Preset = (&'static str, fn() -> Config);
+
+const PRESETS: &[Preset] = &[
+    ("tiny", || {
+        one_move("one move bucket, no faults: timeouts, reconcile, give-up, reordering")
+    }),
+    ("ci-messages", || {
+        let mut c = one_move("one move bucket; message loss and duplication, reordering");
+        c.budgets.message_loss = 1;
+        c.budgets.message_duplication = 1;
+        c
+    }),
+    ("ci-store", || {
+        let mut c = one_move("one move bucket; two store failures at any site, a cancel");
+        c.budgets.store_failure = 2;
+        c.budgets.cancel = 1;
+        c
+    }),
+    ("ci-server-crash", || {
+        let mut c = one_move("one move bucket; a server crash and restart");
+        c.budgets.server_crash = 1;
+        c
+    }),
+    ("ci-coordinator-crash", || {
+        let mut c = one_move("one move bucket; a coordinator crash and recovery, a deletion");
+        c.budgets.coordinator_crash = 1;
+        c.budgets.bucket_deletion = 1;
+        c
+    }),
+    ("ci-leader", || {
+        let mut c = one_leader_only(
+            "one leader-only bucket; a store failure, a cancel, a loss, a second register",
+        );
+        c.budgets.store_failure = 1;
+        c.budgets.cancel = 1;
+        c.budgets.message_loss = 1;
+        c.budgets.register = 2;
+        c
+    }),
+    ("ci-two-buckets", || {
+        let mut c = two_moves("two move buckets; a coordinator crash and a cancel");
+        c.budgets.coordinator_crash = 1;
+        c.budgets.cancel = 1;
+        c
+    }),
+    ("full", || {
+        let mut c = base(
+            "3 buckets on 4 servers, RF 3, [0,1,2] -> [1,0,3]; every fault once (scheduled)",
+            4,
+            3,
+        );
+        c.buckets = vec![bucket(&[0, 1, 2]), bucket(&[0, 1, 2]), bucket(&[1, 2, 3])];
+        c.plan = vec![
+            target(0, &[1, 0, 3]),
+            target(1, &[1, 0, 2]),
+            target(2, &[1, 2, 3]),
+        ];
+        c.max_tracked_timed_out = 2;
+        c.budgets = Budgets {
+            register: 1,
+            cancel: 1,
+            coordinator_crash: 1,
+            server_crash: 1,
+            store_failure: 1,
+            message_loss: 1,
+            message_duplication: 1,
+            bucket_deletion: 1,
+        };
+        c
+    }),
+];
+
+/// A preset by name.
+pub fn preset(name: &str) -> Option<Config> {
+    PRESETS.iter().find(|(n, _)| *n == name).map(|(_, f)| f())
+}
+
+/// Every preset name, in a fixed order.
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|(n, _)| *n).collect()
+}
+
+/// The presets CI checks exhaustively (`ci-*`).
+pub fn ci_preset_names() -> Vec<&'static str> {
+    preset_names()
+        .into_iter()
+        .filter(|n| n.starts_with("ci-"))
+        .collect()
+}

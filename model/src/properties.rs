@@ -1,0 +1,300 @@
+//! The properties of spec section 7: every invariant of 7.1 as `always`, every companion of
+//! 7.2 as `sometimes`, and LIVE-QUIESCENT (7.3) as an `always` over terminal states.
+
+use crate::config::Config;
+use crate::model::RebalanceModel;
+use crate::state::SystemState;
+use crate::types::{BucketStatus, PlanKind, ServerSet, TaskStatus};
+use stateright::Property;
+
+type M = RebalanceModel;
+
+/// Every property, safety first, in the order of spec section 7.
+pub fn all() -> Vec<Property<M>> {
+    vec![
+        Property::always("INV-STRUCTURE", inv_structure),
+        Property::always("INV-SLOT", |m: &M, s: &SystemState| {
+            s.coordinator.running_count() <= m.config.max_inflight as usize
+        }),
+        Property::always("INV-TRACKED-BOUND", inv_tracked_bound),
+        Property::always("INV-ONE-ATTEMPT", inv_one_attempt),
+        Property::always("INV-FENCE-TIMEOUT", |_: &M, s: &SystemState| {
+            !s.ghost.violations.stale_timeout_acted
+        }),
+        Property::always("INV-FENCE-RECONCILE", |_: &M, s: &SystemState| {
+            !s.ghost.violations.stale_reconcile_acted
+        }),
+        Property::always("INV-FENCE-RESPONSE", |_: &M, s: &SystemState| {
+            !s.ghost.violations.unfenced_completion
+        }),
+        Property::always("INV-COMPLETED-ACKED", |_: &M, s: &SystemState| {
+            !s.ghost.violations.completed_unacked
+        }),
+        Property::always("INV-CANCEL-PERSISTED-FIRST", inv_cancel_persisted_first),
+        Property::always("INV-FINAL-PERSISTED", inv_final_persisted),
+        Property::always("INV-NO-ADMIT-AFTER-FINAL", |_: &M, s: &SystemState| {
+            !s.ghost.violations.admitted_after_final
+        }),
+        Property::always("INV-CANCEL-NO-NEW-WORK", |_: &M, s: &SystemState| {
+            !s.ghost.violations.new_work_after_cancel
+        }),
+        Property::always("INV-CANCELED-AT-ORIGIN", |_: &M, s: &SystemState| {
+            !s.ghost.violations.canceled_off_origin
+        }),
+        Property::always("INV-PENDING-AT-ORIGIN", inv_pending_at_origin),
+        Property::always("INV-EPOCH-ONLY-ON-CHANGE", |_: &M, s: &SystemState| {
+            !s.ghost.violations.epoch_without_change
+        }),
+        Property::always("INV-ADJUST-ISR-FENCED", |_: &M, s: &SystemState| {
+            !s.ghost.violations.unfenced_adjust_isr
+        }),
+        Property::always("INV-COMPLETED-AT-TARGET", inv_completed_at_target),
+        Property::always("INV-NO-STRAY-UNION", inv_no_stray_union),
+        Property::always("INV-CONTEXT-COHERENT", |_: &M, s: &SystemState| {
+            s.coordinator.cache == s.store.buckets && s.coordinator.live == s.live()
+        }),
+        Property::always("LIVE-QUIESCENT", live_quiescent),
+        Property::sometimes("SOME-COMPLETED", |_: &M, s: &SystemState| {
+            stored_status(s) == Some(TaskStatus::Completed)
+        }),
+        Property::sometimes("SOME-TIMEOUT-THEN-COMPLETED", |_: &M, s: &SystemState| {
+            s.ghost.last.timed_out_bucket_completed
+        }),
+        Property::sometimes("SOME-CANCEL-DRAINS", |_: &M, s: &SystemState| {
+            s.coordinator.overall == Some(TaskStatus::Canceled)
+                && stored_status(s) == Some(TaskStatus::Canceled)
+                && s.ghost.drained_after_cancel
+        }),
+        Property::sometimes("SOME-RECOVERED-COMPLETES", |_: &M, s: &SystemState| {
+            s.ghost.last.recovered_bucket_completed
+        }),
+        Property::sometimes("SOME-STALE-RESPONSE-IGNORED", |_: &M, s: &SystemState| {
+            s.ghost.last.stale_response_ignored
+        }),
+        Property::sometimes("SOME-STALE-TIMEOUT-IGNORED", |_: &M, s: &SystemState| {
+            s.ghost.last.stale_timeout_ignored
+        }),
+        Property::sometimes("SOME-STALE-RECONCILE-IGNORED", |_: &M, s: &SystemState| {
+            s.ghost.last.stale_reconcile_ignored
+        }),
+        Property::sometimes("SOME-GIVE-UP-FAILED", |_: &M, s: &SystemState| {
+            s.coordinator.overall == Some(TaskStatus::Failed)
+                && stored_status(s) == Some(TaskStatus::Failed)
+                && !s.ghost.final_recovered
+                && s.coordinator
+                    .status
+                    .iter()
+                    .any(|(_, st)| *st == BucketStatus::Failed)
+        }),
+        Property::sometimes("SOME-ADMISSION-CAPPED", |m: &M, s: &SystemState| {
+            let c = &s.coordinator;
+            c.pending
+                .iter()
+                .any(|b| c.status_of(*b) == Some(BucketStatus::NotStarted))
+                && c.tracked_count() >= m.config.max_tracked_timed_out as usize
+        }),
+        Property::sometimes("SOME-FINALIZE-RETRIED", |_: &M, s: &SystemState| {
+            s.ghost.last.finalize_retried
+        }),
+        Property::sometimes("SOME-DELETED-COMPLETES", |_: &M, s: &SystemState| {
+            s.ghost.last.deleted_bucket_completed
+        }),
+        Property::sometimes("SOME-ADJUST-ISR-REJECTED", |_: &M, s: &SystemState| {
+            s.ghost.last.adjust_isr_rejected
+        }),
+        Property::sometimes("SOME-CANCEL-STORE-FAILURE", |_: &M, s: &SystemState| {
+            s.ghost.last.cancel_store_failure
+        }),
+    ]
+}
+
+/// Why a `SOME-*` property cannot have an example under this configuration (its fault budget
+/// is zero), or `None` when an example is required.
+pub fn not_applicable(name: &str, config: &Config) -> Option<&'static str> {
+    let b = &config.budgets;
+    let moves = config.plan.len();
+    match name {
+        _ if b.register == 0 => Some("no register budget"),
+        "SOME-CANCEL-DRAINS" if b.cancel == 0 => Some("no cancel budget"),
+        "SOME-RECOVERED-COMPLETES" if b.coordinator_crash == 0 => {
+            Some("no coordinator_crash budget")
+        }
+        "SOME-ADMISSION-CAPPED" if moves < 2 => Some("needs two plan buckets"),
+        "SOME-FINALIZE-RETRIED" if b.store_failure == 0 => Some("no store_failure budget"),
+        "SOME-DELETED-COMPLETES" if b.bucket_deletion == 0 => Some("no bucket_deletion budget"),
+        "SOME-ADJUST-ISR-REJECTED"
+            if b.server_crash == 0 && b.bucket_deletion == 0 && b.message_duplication == 0 =>
+        {
+            Some("needs a server crash, a deletion or a duplication")
+        }
+        "SOME-CANCEL-STORE-FAILURE" if b.cancel == 0 || b.store_failure == 0 => {
+            Some("needs cancel and store_failure budgets")
+        }
+        _ => None,
+    }
+}
+
+/// The pairs "safety property -> the companion that exercises its rule" (spec 7.2).
+pub const COMPANIONS: &[(&str, &str)] = &[
+    ("INV-STRUCTURE", "SOME-COMPLETED"),
+    ("INV-SLOT", "SOME-TIMEOUT-THEN-COMPLETED"),
+    ("INV-TRACKED-BOUND", "SOME-ADMISSION-CAPPED"),
+    ("INV-ONE-ATTEMPT", "SOME-RECOVERED-COMPLETES"),
+    ("INV-FENCE-TIMEOUT", "SOME-STALE-TIMEOUT-IGNORED"),
+    ("INV-FENCE-RECONCILE", "SOME-STALE-RECONCILE-IGNORED"),
+    ("INV-FENCE-RESPONSE", "SOME-STALE-RESPONSE-IGNORED"),
+    ("INV-COMPLETED-ACKED", "SOME-TIMEOUT-THEN-COMPLETED"),
+    ("INV-CANCEL-PERSISTED-FIRST", "SOME-CANCEL-STORE-FAILURE"),
+    ("INV-FINAL-PERSISTED", "SOME-FINALIZE-RETRIED"),
+    ("INV-NO-ADMIT-AFTER-FINAL", "SOME-COMPLETED"),
+    ("INV-CANCEL-NO-NEW-WORK", "SOME-CANCEL-DRAINS"),
+    ("INV-CANCELED-AT-ORIGIN", "SOME-CANCEL-DRAINS"),
+    ("INV-PENDING-AT-ORIGIN", "SOME-RECOVERED-COMPLETES"),
+    ("INV-EPOCH-ONLY-ON-CHANGE", "SOME-ADJUST-ISR-REJECTED"),
+    ("INV-ADJUST-ISR-FENCED", "SOME-ADJUST-ISR-REJECTED"),
+    ("INV-COMPLETED-AT-TARGET", "SOME-COMPLETED"),
+    ("INV-NO-STRAY-UNION", "SOME-GIVE-UP-FAILED"),
+    ("INV-CONTEXT-COHERENT", "SOME-DELETED-COMPLETES"),
+    ("LIVE-QUIESCENT", "SOME-FINALIZE-RETRIED"),
+];
+
+fn stored_status(s: &SystemState) -> Option<TaskStatus> {
+    let task = s.store.task.as_ref()?;
+    (Some(task.id) == s.coordinator.rid).then_some(task.status)
+}
+
+/// S1-S3, S7, S8 of the reference.
+fn inv_structure(_: &M, s: &SystemState) -> bool {
+    let c = &s.coordinator;
+    for (b, st) in &c.status {
+        let pending = c.pending.iter().filter(|x| *x == b).count();
+        if (*st == BucketStatus::NotStarted) != (pending == 1) || pending > 1 {
+            return false;
+        }
+        let active = c.attempt(*b).is_some();
+        let wants_attempt = matches!(
+            st,
+            BucketStatus::Rebalancing | BucketStatus::Timeout | BucketStatus::TimeoutFinal
+        );
+        if active != wants_attempt {
+            return false;
+        }
+    }
+    if c.pending.iter().any(|b| c.status_of(*b).is_none())
+        || c.attempts.iter().any(|(b, _)| c.status_of(*b).is_none())
+    {
+        return false;
+    }
+    if c.overall_is_final()
+        && (c.any_in_progress()
+            || c.finalize_pending
+            || !c.pending.is_empty()
+            || !c.attempts.is_empty())
+    {
+        return false;
+    }
+    let rebalancing = c.overall == Some(TaskStatus::Rebalancing);
+    rebalancing == (c.rid.is_some() && (c.any_in_progress() || c.finalize_pending))
+}
+
+fn inv_tracked_bound(m: &M, s: &SystemState) -> bool {
+    let bound = (m.config.max_tracked_timed_out as usize).max(s.ghost.restored.len() as usize);
+    s.coordinator.tracked_count() <= bound && !s.ghost.violations.admitted_while_capped
+}
+
+fn inv_one_attempt(_: &M, s: &SystemState) -> bool {
+    let c = &s.coordinator;
+    let mut seen = ServerSet::EMPTY;
+    for (b, a) in &c.attempts {
+        if seen.contains(*b) || Some(a.key.rid) != c.rid || a.key.bucket != *b {
+            return false;
+        }
+        seen.insert(*b);
+    }
+    true
+}
+
+fn inv_cancel_persisted_first(_: &M, s: &SystemState) -> bool {
+    let c = &s.coordinator;
+    let persisted = s
+        .store
+        .task
+        .as_ref()
+        .is_some_and(|t| Some(t.id) == c.rid && t.cancel_requested);
+    (!c.cancel_requested || persisted) && !s.ghost.violations.canceled_before_persist
+}
+
+fn inv_final_persisted(_: &M, s: &SystemState) -> bool {
+    let c = &s.coordinator;
+    !c.overall_is_final()
+        || s.store
+            .task
+            .as_ref()
+            .is_some_and(|t| Some(t.id) == c.rid && Some(t.status) == c.overall)
+}
+
+fn inv_pending_at_origin(_: &M, s: &SystemState) -> bool {
+    let c = &s.coordinator;
+    c.plan.iter().all(|e| {
+        c.status_of(e.bucket) != Some(BucketStatus::NotStarted)
+            || s.store.buckets.assignment[e.bucket as usize] == e.ors
+    })
+}
+
+fn inv_completed_at_target(_: &M, s: &SystemState) -> bool {
+    let c = &s.coordinator;
+    if c.overall != Some(TaskStatus::Completed) {
+        return true;
+    }
+    c.plan.iter().all(|e| {
+        let b = e.bucket as usize;
+        c.status_of(e.bucket) == Some(BucketStatus::Completed)
+            && (s.store.buckets.deleted[b]
+                || ServerSet::from_servers(&s.store.buckets.assignment[b]) == e.trs_set())
+    })
+}
+
+/// A union is only allowed where spec 7.1 allows it. A recovered final task gives every bucket
+/// the task's status, which hides a FAILED bucket under CANCELED (D5, D8); see findings.md.
+fn inv_no_stray_union(_: &M, s: &SystemState) -> bool {
+    let c = &s.coordinator;
+    c.plan.iter().all(|e| {
+        let b = e.bucket as usize;
+        s.store.buckets.assignment[b].len() <= e.ors.len()
+            || c.attempt(e.bucket).is_some()
+            || c.status_of(e.bucket) == Some(BucketStatus::Failed)
+            || s.store.buckets.deleted[b]
+            || c.recovery_pending
+            || s.ghost.final_recovered
+    })
+}
+
+/// LIVE-QUIESCENT (spec 7.3): a terminal state is quiescent.
+fn live_quiescent(m: &M, s: &SystemState) -> bool {
+    quiescent(s) || !m.is_terminal(s)
+}
+
+fn quiescent(s: &SystemState) -> bool {
+    let c = &s.coordinator;
+    if c.recovery_pending {
+        return false;
+    }
+    if let Some(task) = &s.store.task {
+        if !task.status.is_final() {
+            return false;
+        }
+        if c.rid.is_some() && (Some(task.id) != c.rid || c.overall != Some(task.status)) {
+            return false;
+        }
+    }
+    c.plan.iter().all(|e| {
+        let b = e.bucket as usize;
+        let assigned = ServerSet::from_servers(&s.store.buckets.assignment[b]);
+        s.store.buckets.deleted[b]
+            || c.status_of(e.bucket) == Some(BucketStatus::Failed)
+            || s.ghost.final_recovered
+            || e.kind() != PlanKind::Move && assigned == e.trs_set()
+            || assigned == ServerSet::from_servers(&e.ors)
+            || assigned == e.trs_set()
+    })
+}

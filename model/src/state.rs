@@ -1,0 +1,290 @@
+//! The whole system's state (spec section 3), with the time abstraction of spec 9.
+
+use crate::config::Budgets;
+use crate::message::Message;
+use crate::types::{
+    Bucket, BucketStatus, Epoch, Key, LeaderAndIsr, PlanEntry, RebalanceId, Server, ServerSet,
+    TaskStatus,
+};
+use serde::{Deserialize, Serialize};
+
+/// The persisted rebalance task (spec 3.1).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TaskNode {
+    pub id: RebalanceId,
+    pub status: TaskStatus,
+    pub cancel_requested: bool,
+    pub plan: Vec<PlanEntry>,
+}
+
+/// Per-bucket metadata, both in the store and in the coordinator's write-through cache.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct BucketMeta {
+    pub assignment: Vec<Vec<Server>>,
+    pub lai: Vec<LeaderAndIsr>,
+    pub deleted: Vec<bool>,
+}
+
+/// The store (ZooKeeper), spec 3.1. Survives coordinator crashes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Store {
+    pub task: Option<TaskNode>,
+    pub buckets: BucketMeta,
+    pub coordinator_epoch: Epoch,
+}
+
+/// `observed = (assignment, leader, set(isr))`; epochs deliberately excluded (spec 3.2).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Observed {
+    pub assignment: Vec<Server>,
+    pub leader: Option<Server>,
+    pub isr: ServerSet,
+}
+
+/// An active attempt (spec 3.2) with timestamps replaced by ages in ticks (spec 9).
+///
+/// `age` replaces `started_ms` and only advances while the attempt is running (it is compared
+/// only by R23.1). `since_progress`, `blocked_for` and `reconcile_in` replace
+/// `last_progress_ms`, `blocked_since_ms` and `next_reconcile_ms` and only advance while the
+/// attempt is tracked (R14 is their only reader). Ages saturate one above the threshold they
+/// are compared with, which keeps every comparison of section 5.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Attempt {
+    pub key: Key,
+    pub age: u8,
+    pub since_progress: u8,
+    pub observed: Observed,
+    pub blocked_for: Option<u8>,
+    pub reconciles: u8,
+    pub reconcile_in: u8,
+}
+
+/// Coordinator-internal events (spec 3.2).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    Timeout { key: Key },
+    Reconcile { key: Key },
+    Finalize { rid: RebalanceId },
+    Recover,
+}
+
+/// The coordinator's volatile state (spec 3.2), lost by R17.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Coordinator {
+    pub ce: Epoch,
+    pub live: ServerSet,
+    /// Write-through cache of the store's bucket metadata (`INV-CONTEXT-COHERENT`).
+    pub cache: BucketMeta,
+    pub rid: Option<RebalanceId>,
+    pub overall: Option<TaskStatus>,
+    pub plan: Vec<PlanEntry>,
+    /// `status[b]` for every plan bucket.
+    pub status: Vec<(Bucket, BucketStatus)>,
+    pub pending: Vec<Bucket>,
+    /// Active attempts by bucket; running iff the status is REBALANCING, tracked iff TIMEOUT.
+    pub attempts: Vec<(Bucket, Attempt)>,
+    pub queued_timeouts: Vec<Key>,
+    pub queued_reconciles: Vec<Key>,
+    pub cancel_requested: bool,
+    pub finalize_pending: bool,
+    pub finalize_queued: bool,
+    pub recovery_pending: bool,
+    pub recovery_queued: bool,
+    /// The event queue, FIFO; the front is the only event that can be processed next.
+    pub events: Vec<Event>,
+}
+
+/// A replica's adopted view of its bucket (spec 3.3).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ReplicaView {
+    pub leader_epoch: Epoch,
+    pub bucket_epoch: Epoch,
+    pub leader: Option<Server>,
+    pub replicas: Vec<Server>,
+    pub isr: ServerSet,
+    pub isr_rejected: bool,
+}
+
+/// A tablet server (spec 3.3). Views survive a restart (they are on disk).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ServerState {
+    pub up: bool,
+    pub last_ce: Epoch,
+    /// `views[b]`: this server's view of bucket `b`, if it ever adopted one.
+    pub views: Vec<Option<ReplicaView>>,
+}
+
+/// History the protocol does not keep, for properties (spec 7). Set only by generic code paths
+/// of the model, never by a bug switch.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Ghost {
+    /// Buckets restored as tracked attempts by the last recovery of the current rebalance.
+    pub restored: ServerSet,
+    /// Statuses came from a recovered final task (R16), which does not keep per-bucket FAILED.
+    pub final_recovered: bool,
+    /// A bucket completed while the rebalance's cancel was requested (drained).
+    pub drained_after_cancel: bool,
+    /// Sticky violation flags, one per history-based invariant.
+    pub violations: Violations,
+    /// What the last step did, for the `SOME-*` companions; cleared at every step.
+    pub last: LastStep,
+}
+
+/// Sticky flags: once a step broke a history invariant, every later state shows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Violations {
+    pub admitted_while_capped: bool,
+    pub stale_timeout_acted: bool,
+    pub stale_reconcile_acted: bool,
+    pub unfenced_completion: bool,
+    pub completed_unacked: bool,
+    pub canceled_before_persist: bool,
+    pub admitted_after_final: bool,
+    pub new_work_after_cancel: bool,
+    pub canceled_off_origin: bool,
+    pub epoch_without_change: bool,
+    pub unfenced_adjust_isr: bool,
+}
+
+/// Non-sticky facts about the last step.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct LastStep {
+    pub timed_out_bucket_completed: bool,
+    pub recovered_bucket_completed: bool,
+    pub deleted_bucket_completed: bool,
+    pub stale_response_ignored: bool,
+    pub stale_timeout_ignored: bool,
+    pub stale_reconcile_ignored: bool,
+    pub finalize_retried: bool,
+    pub adjust_isr_rejected: bool,
+    pub cancel_store_failure: bool,
+}
+
+/// The whole system (spec 3): store, coordinator with its event queue, servers, network,
+/// budgets left and ghosts.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SystemState {
+    pub store: Store,
+    pub coordinator: Coordinator,
+    pub servers: Vec<ServerState>,
+    /// A multiset kept sorted, so equal multisets are equal states.
+    pub network: Vec<Message>,
+    pub budgets: Budgets,
+    pub ghost: Ghost,
+}
+
+impl Coordinator {
+    pub fn status_of(&self, b: Bucket) -> Option<BucketStatus> {
+        self.status.iter().find(|(x, _)| *x == b).map(|(_, s)| *s)
+    }
+    pub fn set_status(&mut self, b: Bucket, st: BucketStatus) {
+        match self.status.iter_mut().find(|(x, _)| *x == b) {
+            Some(e) => e.1 = st,
+            None => self.status.push((b, st)),
+        }
+    }
+    pub fn attempt(&self, b: Bucket) -> Option<&Attempt> {
+        self.attempts.iter().find(|(x, _)| *x == b).map(|(_, a)| a)
+    }
+    pub fn attempt_mut(&mut self, b: Bucket) -> Option<&mut Attempt> {
+        self.attempts
+            .iter_mut()
+            .find(|(x, _)| *x == b)
+            .map(|(_, a)| a)
+    }
+    /// Inserts keeping ascending bucket order (R23 walks attempts in that order).
+    pub fn insert_attempt(&mut self, b: Bucket, attempt: Attempt) {
+        let pos = self.attempts.partition_point(|(x, _)| *x < b);
+        self.attempts.insert(pos, (b, attempt));
+    }
+    pub fn remove_attempt(&mut self, b: Bucket) {
+        self.attempts.retain(|(x, _)| *x != b);
+    }
+    pub fn plan_entry(&self, b: Bucket) -> Option<&PlanEntry> {
+        self.plan.iter().find(|e| e.bucket == b)
+    }
+    pub fn is_running(&self, b: Bucket) -> bool {
+        self.attempt(b).is_some() && self.status_of(b) == Some(BucketStatus::Rebalancing)
+    }
+    pub fn is_tracked(&self, b: Bucket) -> bool {
+        self.attempt(b).is_some() && self.status_of(b) == Some(BucketStatus::Timeout)
+    }
+    pub fn running_count(&self) -> usize {
+        self.attempts
+            .iter()
+            .filter(|(b, _)| self.is_running(*b))
+            .count()
+    }
+    pub fn tracked_count(&self) -> usize {
+        self.attempts
+            .iter()
+            .filter(|(b, _)| self.is_tracked(*b))
+            .count()
+    }
+    pub fn any_in_progress(&self) -> bool {
+        self.status.iter().any(|(_, s)| s.in_progress())
+    }
+    /// `has_in_progress` of spec 3.2.
+    pub fn has_in_progress(&self) -> bool {
+        self.recovery_pending || self.finalize_pending || self.any_in_progress()
+    }
+    pub fn overall_is_final(&self) -> bool {
+        self.overall.is_some_and(|o| o.is_final())
+    }
+    /// A fresh incarnation's state (R17) before recovery runs.
+    pub fn fresh(ce: Epoch, live: ServerSet, cache: BucketMeta) -> Coordinator {
+        Coordinator {
+            ce,
+            live,
+            cache,
+            rid: None,
+            overall: None,
+            plan: Vec::new(),
+            status: Vec::new(),
+            pending: Vec::new(),
+            attempts: Vec::new(),
+            queued_timeouts: Vec::new(),
+            queued_reconciles: Vec::new(),
+            cancel_requested: false,
+            finalize_pending: false,
+            finalize_queued: false,
+            recovery_pending: false,
+            recovery_queued: false,
+            events: Vec::new(),
+        }
+    }
+}
+
+impl SystemState {
+    /// Sends a message. A message identical to one already in flight is absorbed (see
+    /// `spec/findings.md`, "network abstraction"): it carries nothing new, and the extra
+    /// deliveries it could cause are exactly what F-DUP ([`SystemState::duplicate`]) models.
+    pub fn send(&mut self, m: Message) {
+        if let Err(pos) = self.network.binary_search(&m) {
+            self.network.insert(pos, m);
+        }
+    }
+    /// F-DUP: one more copy of an in-flight message (the multiset may then hold two).
+    pub fn duplicate(&mut self, m: Message) {
+        let pos = self.network.partition_point(|x| *x < m);
+        self.network.insert(pos, m);
+    }
+    /// Removes one copy of `m`; false if it is not in flight.
+    pub fn take(&mut self, m: &Message) -> bool {
+        match self.network.iter().position(|x| x == m) {
+            Some(i) => {
+                self.network.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+    pub fn live(&self) -> ServerSet {
+        ServerSet::from_servers(
+            &(0..self.servers.len() as u8)
+                .filter(|s| self.servers[*s as usize].up)
+                .collect::<Vec<_>>(),
+        )
+    }
+}

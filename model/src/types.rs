@@ -1,0 +1,195 @@
+//! Identifiers, statuses and the plan (spec sections 2 and 3).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A tablet server id, `0..servers` (spec 2).
+pub type Server = u8;
+/// A bucket id, `0..buckets` (spec 2).
+pub type Bucket = u8;
+/// A rebalance id; the first registered rebalance is 1 (R1).
+pub type RebalanceId = u8;
+/// Leader, bucket and coordinator epochs. Every fault is budgeted, so they stay small.
+pub type Epoch = u8;
+
+/// A set of servers as a bitmask (servers are `0..8`). Serialized as an ascending list so that
+/// traces stay hand-writable: `[0, 2]`.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ServerSet(pub u8);
+
+impl ServerSet {
+    pub const EMPTY: ServerSet = ServerSet(0);
+    pub fn from_servers<'a>(servers: impl IntoIterator<Item = &'a Server>) -> ServerSet {
+        ServerSet(servers.into_iter().fold(0, |m, s| m | (1 << s)))
+    }
+    pub fn contains(self, s: Server) -> bool {
+        self.0 & (1 << s) != 0
+    }
+    pub fn insert(&mut self, s: Server) {
+        self.0 |= 1 << s;
+    }
+    pub fn remove(&mut self, s: Server) {
+        self.0 &= !(1 << s);
+    }
+    pub fn is_subset(self, other: ServerSet) -> bool {
+        self.0 & !other.0 == 0
+    }
+    pub fn intersect(self, other: ServerSet) -> ServerSet {
+        ServerSet(self.0 & other.0)
+    }
+    pub fn union(self, other: ServerSet) -> ServerSet {
+        ServerSet(self.0 | other.0)
+    }
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    pub fn len(self) -> u32 {
+        self.0.count_ones()
+    }
+    pub fn iter(self) -> impl Iterator<Item = Server> {
+        (0..8u8).filter(move |s| self.contains(*s))
+    }
+}
+
+impl fmt::Debug for ServerSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for ServerSet {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for ServerSet {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let servers = Vec::<Server>::deserialize(deserializer)?;
+        if let Some(bad) = servers.iter().find(|s| **s >= 8) {
+            return Err(serde::de::Error::custom(format!(
+                "server {bad} out of range (at most 8 servers)"
+            )));
+        }
+        Ok(ServerSet::from_servers(&servers))
+    }
+}
+
+/// The execution key of a bucket's attempt in a rebalance (spec 2, D2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Key {
+    pub rid: RebalanceId,
+    pub bucket: Bucket,
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "r{},b{}", self.rid, self.bucket)
+    }
+}
+
+/// The stored task's status (spec 3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TaskStatus {
+    NotStarted,
+    Rebalancing,
+    Completed,
+    Failed,
+    Canceled,
+}
+
+impl TaskStatus {
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Canceled
+        )
+    }
+}
+
+/// A plan bucket's status in the manager (spec 3.2). `TIMEOUT` is not final.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum BucketStatus {
+    NotStarted,
+    Rebalancing,
+    Timeout,
+    Completed,
+    Failed,
+    Canceled,
+    /// Only reachable with the bug switch `timeout-completes` (E.1): the `[pre]` final TIMEOUT.
+    TimeoutFinal,
+}
+
+impl BucketStatus {
+    pub fn is_final(self) -> bool {
+        !self.in_progress()
+    }
+    pub fn in_progress(self) -> bool {
+        matches!(
+            self,
+            BucketStatus::NotStarted | BucketStatus::Rebalancing | BucketStatus::Timeout
+        )
+    }
+    /// The stored status a recovered final task gives every plan bucket (R16).
+    pub fn from_final_task(status: TaskStatus) -> BucketStatus {
+        match status {
+            TaskStatus::Completed => BucketStatus::Completed,
+            TaskStatus::Failed => BucketStatus::Failed,
+            _ => BucketStatus::Canceled,
+        }
+    }
+}
+
+/// One bucket's entry of a plan (spec 2).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct PlanEntry {
+    pub bucket: Bucket,
+    pub ors: Vec<Server>,
+    pub trs: Vec<Server>,
+    pub old_leader: Server,
+    pub new_leader: Server,
+}
+
+/// What a plan entry asks for (spec 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanKind {
+    Move,
+    LeaderOnly,
+    NoOp,
+}
+
+impl PlanEntry {
+    /// `rs`: `trs` followed by the members of `ors` not in `trs`, in `ors` order (spec 2).
+    pub fn rs(&self) -> Vec<Server> {
+        let mut rs = self.trs.clone();
+        rs.extend(self.ors.iter().filter(|s| !self.trs.contains(s)));
+        rs
+    }
+    pub fn moving(&self) -> bool {
+        ServerSet::from_servers(&self.ors) != ServerSet::from_servers(&self.trs)
+    }
+    pub fn kind(&self) -> PlanKind {
+        if self.moving() {
+            PlanKind::Move
+        } else if self.old_leader != self.new_leader {
+            PlanKind::LeaderOnly
+        } else {
+            PlanKind::NoOp
+        }
+    }
+    pub fn trs_set(&self) -> ServerSet {
+        ServerSet::from_servers(&self.trs)
+    }
+}
+
+/// The stored LeaderAndIsr of a bucket (spec 3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct LeaderAndIsr {
+    pub leader: Option<Server>,
+    pub leader_epoch: Epoch,
+    pub isr: ServerSet,
+    pub bucket_epoch: Epoch,
+    pub coordinator_epoch: Epoch,
+}

@@ -1,0 +1,161 @@
+//! Traces, configuration errors, the step API, acyclicity and the Explorer.
+
+use rebalance_model::action::{ClientReply, RegisterReply};
+use rebalance_model::{preset, Action, BugSet, Config, RebalanceModel, Trace};
+
+fn example_from_spec() -> String {
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../spec/trace-format.md"
+    ))
+    .expect("spec/trace-format.md");
+    let start = doc.find("```json\n").expect("json block") + 8;
+    let end = start + doc[start..].find("```").expect("end of block");
+    doc[start..end].to_string()
+}
+
+#[test]
+fn example_trace_in_spec_replays_to_completion() {
+    let trace = Trace::from_json(&example_from_spec()).expect("example parses");
+    let replay = trace.replay().expect("every step enabled");
+    let last = replay.states.last().unwrap();
+    let task = last.store.task.as_ref().unwrap();
+    assert_eq!(task.status, rebalance_model::TaskStatus::Completed);
+}
+
+#[test]
+fn trace_round_trip_and_replay() {
+    let model = RebalanceModel::new(preset("ci-store").unwrap(), BugSet::none());
+    let cx = rebalance_model::shortest::first_discoveries(&model, &["SOME-CANCEL-DRAINS"]);
+    let trace = Trace::new(model.config.clone(), BugSet::none(), cx[0].actions.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.json");
+    trace.write(&path).unwrap();
+    let back = Trace::read(&path).unwrap();
+    assert_eq!(back, trace);
+    let mut state = model.init_state();
+    for a in &trace.steps {
+        state = model.step(&state, a).unwrap().0;
+    }
+    assert_eq!(back.replay().unwrap().states.last().unwrap(), &state);
+}
+
+#[test]
+fn replay_reports_first_disabled_step() {
+    let mut trace = Trace::from_json(&example_from_spec()).unwrap();
+    trace.steps.insert(1, Action::CrashCoordinator); // no coordinator_crash budget
+    match trace.replay() {
+        Err(rebalance_model::trace::TraceError::NotEnabled { index, .. }) => assert_eq!(index, 1),
+        _ => panic!("expected step 2 to be disabled"),
+    }
+}
+
+fn field_of(json: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.json");
+    std::fs::write(&path, json).unwrap();
+    let err = Config::from_json_file(&path).unwrap_err();
+    err.field().unwrap_or("").to_string() + " | " + &err.to_string()
+}
+
+#[test]
+fn invalid_configs_name_the_field() {
+    let good = serde_json::to_value(preset("tiny").unwrap()).unwrap();
+    let with = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = good.clone();
+        f(&mut v);
+        field_of(&v.to_string())
+    };
+    assert!(with(&|v| v["plan"][0]["target"] = serde_json::json!([7]))
+        .starts_with("plan[0].target[0] |"));
+    assert!(
+        with(&|v| v["plan"][0]["target"] = serde_json::json!([0, 1]))
+            .starts_with("plan[0].target |")
+    );
+    assert!(with(&|v| v["buckets"] = serde_json::json!([])).starts_with("buckets |"));
+    assert!(with(&|v| v["max_tracked_timed_out"] = serde_json::json!(0))
+        .starts_with("max_tracked_timed_out |"));
+    assert!(with(&|v| v["buckets"][0]["leader"] = serde_json::json!(1))
+        .starts_with("buckets[0].leader |"));
+    // Unknown and missing fields are parse errors that name the field.
+    assert!(with(&|v| v["bogus"] = serde_json::json!(1)).contains("bogus"));
+    assert!(with(&|v| {
+        v.as_object_mut().unwrap().remove("servers");
+    })
+    .contains("servers"));
+}
+
+#[test]
+fn step_reports_reply_store_ops_and_rules() {
+    let model = RebalanceModel::new(preset("ci-store").unwrap(), BugSet::none());
+    let init = model.init_state();
+    let (s1, out) = model
+        .step(
+            &init,
+            &Action::Register {
+                fail_store_op: None,
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        out.reply,
+        Some(ClientReply::Register(RegisterReply::Accepted(1)))
+    );
+    assert_eq!(out.store_ops, 2, "R1's task write and R9's Phase A write");
+    assert!(out.rules.contains(&"R9"));
+    assert_eq!(out.sent.len(), 2, "Nli to both live members of the union");
+    assert_eq!(s1.store.buckets.assignment[0], vec![1, 0]);
+    // The third store operation does not exist in this step.
+    assert!(model
+        .step(
+            &init,
+            &Action::Register {
+                fail_store_op: Some(3)
+            }
+        )
+        .is_none());
+    let (s2, out) = model
+        .step(
+            &init,
+            &Action::Register {
+                fail_store_op: Some(2),
+            },
+        )
+        .unwrap();
+    assert!(out.store_failed);
+    assert_eq!(s2.store.buckets.assignment[0], vec![0], "Phase A aborted");
+    assert_eq!(s2.budgets.store_failure, 1);
+}
+
+#[test]
+fn no_cycle_in_tiny() {
+    let model = RebalanceModel::new(preset("tiny").unwrap(), BugSet::none());
+    let search = rebalance_model::cycle::find_cycle(&model);
+    assert_eq!(search.states, 5185);
+    assert!(search.cycle.is_none(), "cycle: {:?}", search.cycle);
+}
+
+#[test]
+fn explorer_answers_status() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let addr = format!("127.0.0.1:{port}");
+    let serve_addr = addr.clone();
+    std::thread::spawn(move || {
+        use stateright::Model;
+        let model = RebalanceModel::new(preset("tiny").unwrap(), BugSet::none());
+        model.checker().serve(serve_addr.as_str());
+    });
+    let url = format!("http://{addr}/.status");
+    for _ in 0..100 {
+        if let Ok(resp) = ureq::get(&url).call() {
+            let body = resp.into_string().unwrap();
+            assert!(body.contains("INV-SLOT"), "{body}");
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("Explorer did not answer on {url}");
+}
