@@ -64,6 +64,10 @@ pub struct Config {
     pub max_tracked_timed_out: u8,
     pub max_inflight: u8,
     pub budgets: Budgets,
+    /// Optional search bound: states with more messages in flight are not explored
+    /// (`Model::within_boundary`). A bound, like the budgets; absent means unbounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_network: Option<u8>,
 }
 
 fn one() -> u8 {

@@ -43,6 +43,9 @@ pub fn find_cycle(model: &RebalanceModel) -> CycleSearch {
         let Some((next, _)) = model.step(&top.0, &a) else {
             continue;
         };
+        if !model.within_bound(&next) {
+            continue;
+        }
         edges += 1;
         let nfp = fingerprint(&next);
         match color.get(&nfp) {

@@ -28,6 +28,10 @@ impl Model for RebalanceModel {
         properties::all()
     }
 
+    fn within_boundary(&self, state: &SystemState) -> bool {
+        self.within_bound(state)
+    }
+
     fn format_action(&self, action: &Action) -> String {
         describe::action(action)
     }

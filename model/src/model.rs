@@ -411,6 +411,13 @@ impl RebalanceModel {
         push(Action::Tick, out);
     }
 
+    /// The optional `max_network` search bound of the configuration.
+    pub fn within_bound(&self, state: &SystemState) -> bool {
+        self.config
+            .max_network
+            .is_none_or(|n| state.network.len() <= n as usize)
+    }
+
     /// "No action is enabled" (spec 7.3), with cheap sufficient conditions first.
     pub fn is_terminal(&self, state: &SystemState) -> bool {
         if !state.network.is_empty()

@@ -119,6 +119,9 @@ pub fn not_applicable(name: &str, config: &Config) -> Option<&'static str> {
         "SOME-RECOVERED-COMPLETES" if b.coordinator_crash == 0 => {
             Some("no coordinator_crash budget")
         }
+        "SOME-STALE-RESPONSE-IGNORED" if !has_move(config) && b.server_crash == 0 => {
+            Some("needs a move bucket or a server crash")
+        }
         "SOME-ADMISSION-CAPPED" if moves < 2 => Some("needs two plan buckets"),
         "SOME-FINALIZE-RETRIED" if b.store_failure == 0 => Some("no store_failure budget"),
         "SOME-DELETED-COMPLETES" if b.bucket_deletion == 0 => Some("no bucket_deletion budget"),
@@ -132,6 +135,13 @@ pub fn not_applicable(name: &str, config: &Config) -> Option<&'static str> {
         }
         _ => None,
     }
+}
+
+fn has_move(config: &Config) -> bool {
+    config.plan.iter().any(|t| {
+        let from = ServerSet::from_servers(&config.buckets[t.bucket as usize].assignment);
+        from != ServerSet::from_servers(&t.target)
+    })
 }
 
 /// The pairs "safety property -> the companion that exercises its rule" (spec 7.2).

@@ -72,6 +72,9 @@ pub fn first_discoveries(model: &RebalanceModel, names: &[&'static str]) -> Vec<
             let Some(next) = model.next_state(&state, a.clone()) else {
                 continue;
             };
+            if !model.within_bound(&next) {
+                continue;
+            }
             let nfp = fingerprint(&next);
             if parents.contains_key(&nfp) {
                 continue;

@@ -1,0 +1,91 @@
+//! Exhaustive checks of every `ci-*` preset with pinned unique state counts: every `always`
+//! holds and every applicable `SOME-*` has an example. Run with `--release` (about a minute).
+
+use rebalance_model::checker::{check, CheckOptions, Strategy, Verdict};
+use rebalance_model::presets::ci_preset_names;
+use rebalance_model::{preset, BugSet, RebalanceModel};
+
+const PINNED: &[(&str, usize)] = &[
+    ("ci-messages", 205344),
+    ("ci-store", 78731),
+    ("ci-server-crash", 741153),
+    ("ci-coordinator-crash", 291580),
+    ("ci-leader", 20104),
+    ("ci-two-buckets", 98352),
+];
+
+#[test]
+fn every_ci_preset_holds_with_pinned_count() {
+    let names = ci_preset_names();
+    assert_eq!(
+        names,
+        PINNED.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        "pin every ci preset"
+    );
+    let mut failures = Vec::new();
+    let mut examples = std::collections::BTreeSet::new();
+    for (name, unique) in PINNED {
+        let model = RebalanceModel::new(preset(name).unwrap(), BugSet::none());
+        let r = check(
+            &model,
+            &CheckOptions {
+                strategy: Strategy::Dfs,
+                threads: 2,
+                shortest: false,
+                progress: None,
+            },
+        );
+        for (p, v) in &r.verdicts {
+            if matches!(v, Verdict::ExampleFound(_)) {
+                examples.insert(*p);
+            }
+            if matches!(v, Verdict::Violated(_) | Verdict::NoExample) {
+                failures.push(format!("{name}: {p} {v:?}"));
+            }
+        }
+        if r.unique_states != *unique {
+            failures.push(format!(
+                "{name}: {} unique states, pinned {unique}",
+                r.unique_states
+            ));
+        }
+    }
+    // Together the CI presets give every SOME-* of spec 7.2 an example.
+    for p in stateright::Model::properties(&RebalanceModel::new(
+        preset("tiny").unwrap(),
+        BugSet::none(),
+    )) {
+        if p.name.starts_with("SOME-") && !examples.contains(p.name) {
+            failures.push(format!("{} has no example in any ci preset", p.name));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn every_fault_kind_has_a_budget_in_some_ci_preset() {
+    let mut total = rebalance_model::Budgets::default();
+    for name in ci_preset_names() {
+        let b = preset(name).unwrap().budgets;
+        total.cancel += b.cancel;
+        total.coordinator_crash += b.coordinator_crash;
+        total.server_crash += b.server_crash;
+        total.store_failure += b.store_failure;
+        total.message_loss += b.message_loss;
+        total.message_duplication += b.message_duplication;
+        total.bucket_deletion += b.bucket_deletion;
+        total.register = total.register.max(b.register);
+    }
+    for (kind, n) in [
+        ("cancel", total.cancel),
+        ("coordinator_crash", total.coordinator_crash),
+        ("server_crash", total.server_crash),
+        ("store_failure", total.store_failure),
+        ("message_loss", total.message_loss),
+        ("message_duplication", total.message_duplication),
+        ("bucket_deletion", total.bucket_deletion),
+    ] {
+        assert!(n >= 1, "no ci preset has a {kind} budget");
+    }
+    assert!(total.register >= 2, "some ci preset registers twice");
+}
