@@ -201,7 +201,8 @@ pub fn effects(pre: &SystemState, post: &SystemState, out: &StepOutput) -> Strin
         }
     }
     if parts.is_empty() {
-        parts.push("no change".into());
+        let aged = pre.coordinator.attempts != post.coordinator.attempts;
+        parts.push(if aged { "ages advance" } else { "no change" }.into());
     }
     parts.join("; ")
 }

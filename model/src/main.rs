@@ -170,10 +170,15 @@ fn main() -> ExitCode {
                 },
             );
             if let Some(path) = &trace_out {
-                let first = report.verdicts.iter().find_map(|(_, v)| match v {
-                    Verdict::Violated(Some(cx)) => Some(cx),
-                    _ => None,
-                });
+                // Prefer the property the (first) bug switch is known to violate.
+                let preferred = bugs.first().map(|b| b.violated_property());
+                let violated = |want: Option<&str>| {
+                    report.verdicts.iter().find_map(|(n, v)| match v {
+                        Verdict::Violated(Some(cx)) if want.is_none_or(|w| w == *n) => Some(cx),
+                        _ => None,
+                    })
+                };
+                let first = violated(preferred).or_else(|| violated(None));
                 if let Some(cx) = first {
                     let t = Trace::new(model.config.clone(), model.bugs, cx.actions.clone());
                     if let Err(e) = t.write(path) {
