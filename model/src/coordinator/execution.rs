@@ -2,7 +2,7 @@
 
 use super::{Flow, Step};
 use crate::bug::Bug;
-use crate::state::{Attempt, Observed};
+use crate::state::Attempt;
 use crate::types::{Bucket, BucketStatus, Key, PlanKind, Server};
 
 impl Step<'_> {
@@ -37,7 +37,7 @@ impl Step<'_> {
                     key: Key { rid, bucket: b },
                     age: 0,
                     since_progress: 0,
-                    observed: Observed { ..observed },
+                    observed,
                     blocked_for: None,
                     reconciles: 0,
                     reconcile_in: 0,
