@@ -9,7 +9,7 @@ const PINNED: &[(&str, usize)] = &[
     ("ci-messages", 205344),
     ("ci-store", 78731),
     ("ci-server-crash", 741153),
-    ("ci-coordinator-crash", 291580),
+    ("ci-coordinator-crash", 307964),
     ("ci-leader", 20104),
     ("ci-two-buckets", 98352),
 ];

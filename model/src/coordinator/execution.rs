@@ -173,19 +173,18 @@ impl Step<'_> {
     }
 
     /// R7.2 `shrink_at_target(b)`: keep a live target leader, else elect among `trs`; ISR
-    /// restricted to `trs`. Skipped when it would change nothing (a deleted bucket at its final
-    /// metadata, see spec questions in findings.md).
+    /// restricted to `trs`. When that changes nothing (only possible for a deleted bucket at its
+    /// final metadata, reached through R11) it does nothing at all: neither the write nor the
+    /// resend, which would otherwise loop Nli -> ack -> R11 -> Nli forever (findings.md F2).
     pub fn shrink_at_target(&mut self, b: Bucket) -> Flow {
         let e = self.entry(b);
         let lai = self.lai(b);
         let leader = self.target_leader(b);
-        self.write_bucket(
-            b,
-            e.trs.clone(),
-            leader,
-            lai.isr.intersect(e.trs_set()),
-            true,
-        )?;
+        let isr = lai.isr.intersect(e.trs_set());
+        if *self.assignment(b) == e.trs && leader == lai.leader && isr == lai.isr {
+            return Ok(());
+        }
+        self.write_bucket(b, e.trs.clone(), leader, isr, true)?;
         self.send_current(b);
         Ok(())
     }
