@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::context::at_origin;
 use super::{plan_entry, Manager, Step};
 use crate::effects::{Effect, Event};
 use crate::store::Store;
@@ -49,6 +50,19 @@ impl<S: Store> Manager<S> {
         let Some((plan, idx, kind)) = self.entry(b) else {
             return Ok(());
         };
+        // R14.1b (finding F1): a bucket drained after a cancel that is back at origin (a
+        // leader-only bucket whose new leader failed over) has no work left to finish; running
+        // its election again would start new work after the cancel.
+        if self.cancel_requested {
+            let back_at_origin = self
+                .ctx
+                .buckets
+                .get(&b)
+                .is_some_and(|rec| at_origin(rec, plan_entry(&plan, idx), kind));
+            if back_at_origin {
+                return self.finish(b, BucketStatus::Canceled);
+            }
+        }
         let targets_live = self.ctx.targets_live(plan_entry(&plan, idx));
         let observed = self.ctx.observe(b);
         let now = self.now_ms;

@@ -229,6 +229,11 @@ impl Step<'_> {
     /// R11 `try_complete(b)` for a move bucket.
     pub fn try_complete(&mut self, b: Bucket) -> Flow {
         self.fired("R11");
+        if self.deleted(b) {
+            // R11: a deleted bucket is left to R14.1, which completes it; acting here would
+            // resend on every ack, since `final_state` is false for a deleted bucket.
+            return Ok(());
+        }
         let at_target = self.at_target(b);
         let caught_up = self.caught_up(b);
         if at_target && caught_up {

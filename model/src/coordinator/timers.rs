@@ -50,6 +50,12 @@ impl Step<'_> {
         if self.deleted(b) {
             return self.finish(b, BucketStatus::Completed, None);
         }
+        // R14.1b (finding F1): after a cancel, a drained bucket that is back at origin is
+        // canceled rather than moved again.
+        if self.s.coordinator.cancel_requested && self.at_origin(b) {
+            self.fired("R14.1b");
+            return self.finish(b, BucketStatus::Canceled, None);
+        }
         // R14.2: progress accounting.
         let observed = self.observe(b);
         let targets_live = self.entry(b).trs_set().is_subset(self.s.coordinator.live);

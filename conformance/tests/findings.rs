@@ -1,0 +1,44 @@
+//! Regression traces for findings (spec/findings.md): each replays with model and manager in
+//! agreement, every safety property of the model holds along it, and it ends as decided.
+
+use std::path::Path;
+
+use rebalance_conformance::replay::replay;
+use rebalance_model::{BucketStatus, RebalanceModel, Trace};
+use stateright::{Expectation, Model};
+
+fn load(name: &str) -> Trace {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("traces")
+        .join(name);
+    Trace::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn assert_safe_along(trace: &Trace) {
+    let model: RebalanceModel = trace.model();
+    let run = trace.replay().expect("valid trace");
+    for (i, s) in run.states.iter().enumerate() {
+        for p in model.properties() {
+            if p.expectation == Expectation::Always {
+                assert!((p.condition)(&model, s), "{} fails after step {i}", p.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn f1_a_drained_leader_only_bucket_back_at_origin_is_canceled_not_reelected() {
+    let trace = load("cancel-drained-leader-back-at-origin.json");
+    assert_safe_along(&trace);
+    let ok = replay(&trace).expect("model and manager agree");
+    assert_eq!(ok.steps, 11);
+    let run = trace.replay().expect("valid");
+    let last = run.states.last().expect("states");
+    assert_eq!(last.coordinator.status_of(0), Some(BucketStatus::Canceled));
+    assert!(run
+        .outputs
+        .last()
+        .expect("outputs")
+        .rules
+        .contains(&"R14.1b"));
+}
