@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use rebalance_model::Action;
+use rebalance_model::{Action, StepOutput};
 
 /// Every action kind the model has, with and without an injected store fault where the action
 /// can carry one. Coverage of a set of presets must reach all of them.
@@ -76,10 +76,15 @@ pub struct Coverage {
 }
 
 impl Coverage {
-    pub fn record(&mut self, action: &Action, rules: &[&'static str]) {
+    /// Counts one checked step. R8 (a store failure inside a step) has no rule label of its
+    /// own in the model's output; it is exercised exactly when a store operation failed.
+    pub fn record(&mut self, action: &Action, out: &StepOutput) {
         *self.actions.entry(kind(action)).or_default() += 1;
-        for r in rules {
+        for r in &out.rules {
             *self.rules.entry((*r).to_string()).or_default() += 1;
+        }
+        if out.store_failed {
+            *self.rules.entry("R8".to_string()).or_default() += 1;
         }
     }
 

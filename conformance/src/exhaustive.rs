@@ -127,7 +127,12 @@ pub fn walk_bounded(
                     mismatch,
                 }));
             }
-            stats.coverage.record(action, &out.rules);
+            stats.coverage.record(action, &out);
+            // The configuration's search bound (`max_network`), as the model checker applies it:
+            // a state outside it is not expanded (its incoming edge was still checked above).
+            if !model.within_bound(&post) {
+                continue;
+            }
             if seen.insert(fingerprint(&post)) {
                 stats.states += 1;
                 if progress_every > 0 && stats.states % progress_every == 0 {

@@ -47,6 +47,7 @@ pub fn walk(
         let enabled: Vec<_> = actions
             .iter()
             .filter_map(|a| model.step(&state, a).map(|r| (a, r)))
+            .filter(|(_, (post, _))| model.within_bound(post))
             .collect();
         if enabled.is_empty() {
             break;
@@ -56,7 +57,7 @@ pub fn walk(
         if let Err(mismatch) = harness.apply(model, &state, action, post, out) {
             return Err(Box::new(Divergence { steps, mismatch }));
         }
-        coverage.record(action, &out.rules);
+        coverage.record(action, out);
         state = post.clone();
     }
     Ok(steps.len() as u64)

@@ -38,7 +38,7 @@ pub fn replay(trace: &Trace) -> Result<ReplayOk, ReplayError> {
                 step: i + 1,
                 mismatch,
             })?;
-        coverage.record(action, &out.rules);
+        coverage.record(action, out);
     }
     Ok(ReplayOk {
         steps: trace.steps.len(),

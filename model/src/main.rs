@@ -28,8 +28,9 @@ enum StrategyArg {
 
 #[derive(clap::Args)]
 struct ModelArgs {
-    /// A preset name (see `configs`) or a path to a JSON configuration file.
-    #[arg(long, default_value = "tiny")]
+    /// A preset name (see `configs`) or a path to a JSON configuration file. The default is the
+    /// largest CI preset: one move bucket under a server crash and restart.
+    #[arg(long, default_value = "ci-server-crash")]
     config: String,
     /// Restore a historical bug (spec section 10); repeatable.
     #[arg(long = "bug", value_name = "NAME")]
