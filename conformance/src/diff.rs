@@ -72,9 +72,8 @@ pub fn render(lines: &[DiffLine]) -> String {
     let mut shown = vec![false; lines.len()];
     for (i, line) in lines.iter().enumerate() {
         if line.differs() {
-            for j in i.saturating_sub(1)..=(i + 1).min(lines.len().saturating_sub(1)) {
-                shown[j] = true;
-            }
+            let last = (i + 1).min(lines.len() - 1);
+            shown[i.saturating_sub(1)..=last].fill(true);
         }
     }
     let mut out = format!("  {:<width$} | {}\n", "model", "manager");
