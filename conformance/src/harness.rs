@@ -309,26 +309,35 @@ impl Harness {
     }
 }
 
+/// A LeaderAndIsr as text, from either side's fields.
+fn lai_text(leader: Option<u64>, le: u64, isr: Vec<u64>, be: u64, ce: u64) -> String {
+    let leader = leader.map_or("-".into(), |x| x.to_string());
+    format!("leader={leader} le={le} isr={isr:?} be={be} ce={ce}")
+}
+
 fn model_lai(l: &model::LeaderAndIsr) -> String {
-    format!(
-        "leader={} le={} isr={:?} be={} ce={}",
-        l.leader.map_or("-".into(), |x| x.to_string()),
-        l.leader_epoch,
-        l.isr.iter().collect::<Vec<_>>(),
-        l.bucket_epoch,
-        l.coordinator_epoch
+    lai_text(
+        l.leader.map(u64::from),
+        l.leader_epoch.into(),
+        l.isr.iter().map(u64::from).collect(),
+        l.bucket_epoch.into(),
+        l.coordinator_epoch.into(),
     )
 }
 
 fn manager_lai(l: &mgr::LeaderAndIsr) -> String {
-    format!(
-        "leader={} le={} isr={:?} be={} ce={}",
-        l.leader.map_or("-".into(), |x| x.to_string()),
+    lai_text(
+        l.leader.map(u64::from),
         l.leader_epoch,
-        l.isr.iter().collect::<Vec<_>>(),
+        l.isr.iter().map(|x| u64::from(*x)).collect(),
         l.bucket_epoch,
-        l.coordinator_epoch
+        l.coordinator_epoch,
     )
+}
+
+/// An Nli send as text: destination, bucket, replicas, its LeaderAndIsr and execution key.
+fn nli_text(to: u64, bucket: u64, replicas: Vec<u64>, lai: String, key: String) -> String {
+    format!("send Nli to={to} b{bucket} replicas={replicas:?} {lai} key={key}")
 }
 
 /// The model's coordinator effects as lines: sends, then enqueues, then the reply.
@@ -336,17 +345,18 @@ pub fn render_model_effects(out: &StepOutput) -> Vec<String> {
     let mut lines = Vec::new();
     for m in &out.sent {
         lines.push(match m {
-            model::Message::Nli(n) => format!(
-                "send Nli to={} b{} replicas={:?} leader={} le={} isr={:?} be={} ce={} key={}",
-                n.to,
-                n.bucket,
-                n.replicas,
-                n.leader.map_or("-".into(), |x| x.to_string()),
-                n.leader_epoch,
-                n.isr.iter().collect::<Vec<_>>(),
-                n.bucket_epoch,
-                n.coordinator_epoch,
-                n.exec_key.map_or("-".into(), observe::model_key)
+            model::Message::Nli(n) => nli_text(
+                n.to.into(),
+                n.bucket.into(),
+                n.replicas.iter().map(|x| u64::from(*x)).collect(),
+                lai_text(
+                    n.leader.map(u64::from),
+                    n.leader_epoch.into(),
+                    n.isr.iter().map(u64::from).collect(),
+                    n.bucket_epoch.into(),
+                    n.coordinator_epoch.into(),
+                ),
+                n.exec_key.map_or("-".into(), observe::model_key),
             ),
             model::Message::AdjustIsrResponse(r) => format!(
                 "send AdjustIsrResponse to={} b{} {}",
@@ -390,17 +400,18 @@ pub fn render_manager_effects(action: &Action, effects: &[mgr::Effect]) -> Vec<S
     let mut replies = Vec::new();
     for e in effects {
         match e {
-            mgr::Effect::SendNli(n) => sends.push(format!(
-                "send Nli to={} b{} replicas={:?} leader={} le={} isr={:?} be={} ce={} key={}",
-                n.to,
-                n.bucket,
-                n.replicas,
-                n.leader.map_or("-".into(), |x| x.to_string()),
-                n.leader_epoch,
-                n.isr.iter().collect::<Vec<_>>(),
-                n.bucket_epoch,
-                n.coordinator_epoch,
-                n.exec_key.map_or("-".into(), observe::manager_key)
+            mgr::Effect::SendNli(n) => sends.push(nli_text(
+                n.to.into(),
+                n.bucket.into(),
+                n.replicas.iter().map(|x| u64::from(*x)).collect(),
+                lai_text(
+                    n.leader.map(u64::from),
+                    n.leader_epoch,
+                    n.isr.iter().map(|x| u64::from(*x)).collect(),
+                    n.bucket_epoch,
+                    n.coordinator_epoch,
+                ),
+                n.exec_key.map_or("-".into(), observe::manager_key),
             )),
             mgr::Effect::SendAdjustIsrResponse { to, bucket, result } => sends.push(format!(
                 "send AdjustIsrResponse to={} b{} {}",

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use rebalance_conformance::{exhaustive, random, replay, report};
-use rebalance_model::{preset, preset_names, Bug, BugSet, Config, RebalanceModel};
+use rebalance_model::{Bug, BugSet, Config, RebalanceModel};
 
 #[derive(Parser)]
 #[command(
@@ -74,16 +74,7 @@ enum Command {
 }
 
 fn load_config(name: &str) -> Result<Config, String> {
-    if let Some(c) = preset(name) {
-        return Ok(c);
-    }
-    if std::path::Path::new(name).exists() {
-        return Config::from_json_file(name).map_err(|e| e.to_string());
-    }
-    Err(format!(
-        "unknown configuration `{name}`: not a preset ({}) and not a file",
-        preset_names().join(", ")
-    ))
+    rebalance_model::presets::load(name)
 }
 
 fn parse_bugs(names: &[String]) -> Result<Vec<Bug>, String> {
@@ -196,17 +187,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 }
                 Err(d) => {
                     let path = report::trace_path(&out_dir, &format!("{config}-exhaustive"));
-                    print!(
-                        "{}",
-                        report::divergence(
-                            &cfg,
-                            &bugs,
-                            &d.steps,
-                            d.steps.len(),
-                            &d.mismatch,
-                            &path
-                        )
-                    );
+                    print!("{}", report::walk_divergence(&cfg, &bugs, &d, &path));
                     Ok(ExitCode::from(1))
                 }
             }
@@ -233,17 +214,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 }
                 Err(d) => {
                     let path = report::trace_path(&out_dir, &format!("{config}-seed{seed}"));
-                    print!(
-                        "{}",
-                        report::divergence(
-                            &cfg,
-                            &bugs,
-                            &d.steps,
-                            d.steps.len(),
-                            &d.mismatch,
-                            &path
-                        )
-                    );
+                    print!("{}", report::walk_divergence(&cfg, &bugs, &d, &path));
                     println!("(seed {seed})");
                     Ok(ExitCode::from(1))
                 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use rebalance_model::{describe, Action, Bug, Config, Trace};
 
 use crate::diff;
+use crate::exhaustive::Divergence;
 use crate::harness::Mismatch;
 
 /// Writes the diverging trace (steps up to and including the diverging one) and renders the
@@ -73,4 +74,16 @@ pub fn trace_path(dir: &Path, label: &str) -> PathBuf {
         })
         .collect();
     dir.join(format!("divergence-{safe}.json"))
+}
+
+/// [`divergence`] for a walk's divergence, whose last step is the diverging one.
+pub fn walk_divergence(config: &Config, bugs: &[Bug], d: &Divergence, trace_path: &Path) -> String {
+    divergence(
+        config,
+        bugs,
+        &d.steps,
+        d.steps.len(),
+        &d.mismatch,
+        trace_path,
+    )
 }

@@ -35,14 +35,8 @@ fn every_edge_of_every_ci_preset_agrees_and_covers_every_action_and_rule() {
             }
             Err(d) => {
                 let dir = std::env::temp_dir();
-                let text = report::divergence(
-                    &config,
-                    &[],
-                    &d.steps,
-                    d.steps.len(),
-                    &d.mismatch,
-                    &report::trace_path(&dir, name),
-                );
+                let text =
+                    report::walk_divergence(&config, &[], &d, &report::trace_path(&dir, name));
                 panic!("{name}: model and manager diverge\n{text}");
             }
         }

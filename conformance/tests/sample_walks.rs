@@ -15,8 +15,7 @@ fn a_depth_first_sample_of_every_ci_preset_agrees() {
         let model = RebalanceModel::new(config.clone(), BugSet::none());
         let stats = walk_bounded(&model, 50_000, 0, |_| {}).unwrap_or_else(|d| {
             let path = report::trace_path(&std::env::temp_dir(), &format!("{name}-sample"));
-            let text =
-                report::divergence(&config, &[], &d.steps, d.steps.len(), &d.mismatch, &path);
+            let text = report::walk_divergence(&config, &[], &d, &path);
             panic!("{name}: model and manager diverge\n{text}")
         });
         assert!(

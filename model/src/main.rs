@@ -81,16 +81,7 @@ enum Command {
 }
 
 fn load_config(name: &str) -> Result<Config, String> {
-    if let Some(c) = preset(name) {
-        return Ok(c);
-    }
-    if std::path::Path::new(name).exists() {
-        return Config::from_json_file(name).map_err(|e| e.to_string());
-    }
-    Err(format!(
-        "`{name}` is neither a preset ({}) nor a file",
-        preset_names().join(", ")
-    ))
+    rebalance_model::presets::load(name)
 }
 
 fn model_from(args: &ModelArgs) -> Result<RebalanceModel, String> {

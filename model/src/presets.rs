@@ -170,3 +170,18 @@ pub fn ci_preset_names() -> Vec<&'static str> {
         .filter(|n| n.starts_with("ci-"))
         .collect()
 }
+
+/// A preset by name, or else a JSON configuration file at that path (for every CLI that takes
+/// `--config NAME|FILE`).
+pub fn load(name_or_path: &str) -> Result<Config, String> {
+    if let Some(c) = preset(name_or_path) {
+        return Ok(c);
+    }
+    if std::path::Path::new(name_or_path).exists() {
+        return Config::from_json_file(name_or_path).map_err(|e| e.to_string());
+    }
+    Err(format!(
+        "unknown configuration `{name_or_path}`: neither a preset ({}) nor a file",
+        preset_names().join(", ")
+    ))
+}
