@@ -50,7 +50,8 @@ impl Model for RebalanceModel {
 pub fn svg(model: &RebalanceModel, s: &SystemState) -> String {
     let servers = model.config.servers as usize;
     let rows = s.store.buckets.assignment.len();
-    let (w, h) = (140 + 40 * servers + 260, 60 + 40 * rows + 40);
+    // At least wide enough for the status line at the bottom (about 90 monospace characters).
+    let (w, h) = ((140 + 40 * servers + 260).max(680), 60 + 40 * rows + 40);
     let mut out = format!(
         "<svg version='1.1' baseProfile='full' width='{w}' height='{h}' \
          xmlns='http://www.w3.org/2000/svg' font-family='monospace' font-size='12'>"
@@ -117,10 +118,10 @@ pub fn svg(model: &RebalanceModel, s: &SystemState) -> String {
     });
     let _ = write!(
         out,
-        "<text x='5' y='{}'>ce {} | {task} | overall {:?} | events {} | msgs {}</text></svg>",
+        "<text x='5' y='{}'>ce {} | {task} | overall {} | events {} | msgs {}</text></svg>",
         h - 10,
         c.ce,
-        c.overall,
+        c.overall.map_or("-".to_string(), |o| format!("{o:?}")),
         c.events.len(),
         s.network.len()
     );
