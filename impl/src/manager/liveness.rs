@@ -11,19 +11,22 @@ use crate::store::Store;
 use crate::types::{BucketId, ServerId};
 
 impl<S: Store> Manager<S> {
+    /// The non-deleted buckets assigned to `s`, ascending (R19 and R20 visit these only).
+    fn hosted_buckets(&self, s: ServerId) -> Vec<BucketId> {
+        self.ctx
+            .replicas_of
+            .get(&s)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|b| !self.ctx.is_deleted(*b))
+            .collect()
+    }
+
     /// R19 Server crash(s).
     pub(crate) fn on_server_down(&mut self, s: ServerId) -> Step {
         self.ctx.live.remove(&s);
-        let buckets: Vec<BucketId> = self
-            .ctx
-            .replicas_of
-            .get(&s)
-            .map(|set| set.iter().copied().collect())
-            .unwrap_or_default();
-        for b in buckets {
-            if self.ctx.is_deleted(b) {
-                continue;
-            }
+        for b in self.hosted_buckets(s) {
             let rec = &self.ctx.buckets[&b];
             let mut isr = rec.lai.isr.clone();
             isr.remove(&s);
@@ -53,16 +56,7 @@ impl<S: Store> Manager<S> {
     /// R20 Server restart(s).
     pub(crate) fn on_server_up(&mut self, s: ServerId) -> Step {
         self.ctx.live.insert(s);
-        let buckets: Vec<BucketId> = self
-            .ctx
-            .replicas_of
-            .get(&s)
-            .map(|set| set.iter().copied().collect())
-            .unwrap_or_default();
-        for b in buckets {
-            if self.ctx.is_deleted(b) {
-                continue;
-            }
+        for b in self.hosted_buckets(s) {
             let rec = &self.ctx.buckets[&b];
             if rec.lai.leader.is_none() {
                 if let Some(l) = self.ctx.elect(rec, &rec.assignment) {
