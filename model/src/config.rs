@@ -68,6 +68,15 @@ pub struct Config {
     /// (`Model::within_boundary`). A bound, like the budgets; absent means unbounded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_network: Option<u8>,
+    /// Put failed (`ok = false`) NliResponses in flight too. Off by default: R12 ignores them in
+    /// every state (D11), so they only add states (spec/findings.md, "Model abstractions"); on,
+    /// conformance also checks that the manager ignores every one of them.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub failed_responses_in_flight: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 fn one() -> u8 {

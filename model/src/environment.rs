@@ -6,7 +6,9 @@ use crate::state::{ReplicaView, SystemState};
 use crate::types::{Bucket, Server, ServerSet};
 
 /// R22: server `msg.to` handles a NotifyLeaderAndIsr. Returns the response it sends, if any.
-pub fn deliver_nli(s: &mut SystemState, msg: &Nli) -> Option<Message> {
+/// A failed response is put in flight only with `failed_in_flight` (the configuration's
+/// `failed_responses_in_flight`).
+pub fn deliver_nli(s: &mut SystemState, msg: &Nli, failed_in_flight: bool) -> Option<Message> {
     let server = &mut s.servers[msg.to as usize];
     if !server.up {
         return None; // a down server loses the message
@@ -37,10 +39,10 @@ pub fn deliver_nli(s: &mut SystemState, msg: &Nli) -> Option<Message> {
         ok,
         context: msg.context(),
     });
-    // A failed response is not put in flight: R12 ignores `ok = false` in every state (only
-    // completion is modelled, D11), so delivering it would be a stutter step. It is still
-    // returned, so a trace shows that the server answered.
-    if ok {
+    // By default a failed response is not put in flight: R12 ignores `ok = false` in every
+    // state (only completion is modelled, D11), so delivering it changes only the network. It is
+    // still returned, so a trace shows that the server answered.
+    if ok || failed_in_flight {
         s.send(response.clone());
     }
     Some(response)

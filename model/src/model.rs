@@ -155,7 +155,9 @@ impl RebalanceModel {
                     return false;
                 }
                 st.fired("R22");
-                if let Some(r) = environment::deliver_nli(&mut st.s, msg) {
+                if let Some(r) =
+                    environment::deliver_nli(&mut st.s, msg, self.config.failed_responses_in_flight)
+                {
                     st.out.server_sent.push(r);
                 }
             }

@@ -25,6 +25,7 @@ fn base(description: &str, servers: u8, rf: u8) -> Config {
             ..Budgets::default()
         },
         max_network: None,
+        failed_responses_in_flight: false,
     }
 }
 

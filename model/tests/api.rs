@@ -85,6 +85,30 @@ fn invalid_configs_name_the_field() {
     .contains("servers"));
 }
 
+/// The configuration files the findings cite must keep loading as the format evolves; the two
+/// `failed-responses-*` files are their presets with only the switch added.
+#[test]
+fn the_configuration_files_load() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 3, "configs missing from {}", dir.display());
+    for path in &names {
+        let config = Config::from_json_file(path).unwrap_or_else(|e| panic!("{e}"));
+        let stem = path.file_stem().unwrap().to_str().unwrap();
+        if let Some(base) = stem.strip_prefix("failed-responses-") {
+            let mut expected = preset(&format!("ci-{base}")).unwrap();
+            expected.failed_responses_in_flight = true;
+            expected.description = config.description.clone();
+            assert_eq!(config, expected, "{stem}");
+        }
+    }
+}
+
 #[test]
 fn step_reports_reply_store_ops_and_rules() {
     let model = RebalanceModel::new(preset("ci-store").unwrap(), BugSet::none());
