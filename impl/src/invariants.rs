@@ -1,13 +1,13 @@
 //! The structural invariants of spec 7.1 that one state shows. History (ghost) invariants are
 //! checked by the model and the conformance harness, not here.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::manager::context::at_origin_assignment;
 use crate::manager::{plan_entry, Manager};
 use crate::progress::StatusCounts;
 use crate::store::Store;
-use crate::types::{BucketStatus, Key, OverallStatus};
+use crate::types::{BucketId, BucketStatus, Key, OverallStatus, ServerId};
 
 /// A violated invariant: its spec name and what was seen.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,10 +30,35 @@ impl<S: Store> Manager<S> {
     /// input in debug builds and tests. The store parts need [`Store::inspect`].
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
         self.check_structure()?;
+        self.check_replica_index()?;
         self.check_bounds()?;
         self.check_pending_at_origin()?;
         self.check_store_parts()?;
         self.check_completed_at_target()
+    }
+
+    /// The part of INV-CONTEXT-COHERENT the store cannot show: the index of the buckets each
+    /// server hosts (what R19 and R20 read instead of scanning the cluster) is exactly the
+    /// inverse of the cached assignments. A stale entry would go unnoticed wherever R19/R20
+    /// filter by membership, so it is checked here rather than trusted.
+    fn check_replica_index(&self) -> Result<(), InvariantViolation> {
+        let mut inverse: BTreeMap<ServerId, BTreeSet<BucketId>> = BTreeMap::new();
+        for (b, rec) in &self.ctx.buckets {
+            for s in &rec.assignment {
+                inverse.entry(*s).or_default().insert(*b);
+            }
+        }
+        if inverse != self.ctx.replicas_of {
+            let server = inverse
+                .keys()
+                .chain(self.ctx.replicas_of.keys())
+                .find(|s| inverse.get(s) != self.ctx.replicas_of.get(s));
+            return fail(
+                "INV-CONTEXT-COHERENT",
+                format!("replica index differs from the assignments at server {server:?}"),
+            );
+        }
+        Ok(())
     }
 
     fn check_structure(&self) -> Result<(), InvariantViolation> {
