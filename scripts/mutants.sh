@@ -127,7 +127,8 @@ for next in "${passes[@]}"; do
     fi
     mapfile -t filters < <(filters_from "$input")
     if [ "$next" = full ]; then
-        pass full .cargo/mutants-full.toml 900 "${filters[@]}"
+        # exhaustive_ci is one single-threaded test, so two mutants at a time use both cores.
+        pass full .cargo/mutants-full.toml 900 --jobs 2 "${filters[@]}"
     else
         pass manager .cargo/mutants-manager.toml 600 "${filters[@]}"
     fi
