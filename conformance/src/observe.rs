@@ -194,6 +194,8 @@ pub fn of_model(s: &model::SystemState) -> Observation {
         ),
     );
     o.push("coord.events", list(c.events.iter().map(model_event)));
+    // INV-TRACKED-BOUND's `restored`: a ghost in the model, a counter in the manager.
+    o.push("coord.restored", s.ghost.restored.len().to_string());
     o
 }
 
@@ -334,5 +336,6 @@ pub fn of_manager(
         ),
     );
     o.push("coord.events", list(queue.iter().map(manager_event)));
+    o.push("coord.restored", snap.restored.to_string());
     o
 }

@@ -228,6 +228,7 @@ pub fn of_model(s: &model::SystemState, buf: &mut Vec<u64>) {
     for e in &c.events {
         model_event(&mut o, e);
     }
+    o.u(s.ghost.restored.len() as u64);
 }
 
 fn flags(a: bool, b: bool, c: bool, d: bool, e: bool) -> u64 {
@@ -338,6 +339,7 @@ pub fn of_manager(
     for e in queue {
         manager_event(&mut o, e);
     }
+    o.u(snap.restored as u64);
 }
 
 fn model_lai(o: &mut Out, l: &model::LeaderAndIsr) {
