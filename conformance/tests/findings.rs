@@ -42,3 +42,24 @@ fn f1_a_drained_leader_only_bucket_back_at_origin_is_canceled_not_reelected() {
         .rules
         .contains(&"R14.1b"));
 }
+
+/// C4 (found by mutation testing): no CI preset reaches R11's wait, because a one-replica ISR is
+/// never shrunk. Here an RF-2 move is at target `[1, 2]` with server 1 down (ISR `{2}`): the new
+/// leader's current ack must neither complete the bucket nor rewrite and resend.
+#[test]
+fn c4_at_target_with_a_target_replica_down_the_new_leaders_ack_waits() {
+    let trace = load("at-target-replica-down-waits.json");
+    assert_safe_along(&trace);
+    let ok = replay(&trace).expect("model and manager agree");
+    assert_eq!(ok.steps, 7);
+    let run = trace.replay().expect("valid");
+    let last = run.outputs.last().expect("outputs");
+    assert!(last.rules.contains(&"R12") && last.rules.contains(&"R11"));
+    assert!(last.sent.is_empty(), "R11 resent: {:?}", last.sent);
+    assert_eq!(last.store_ops, 0, "R11 wrote");
+    let end = run.states.last().expect("states");
+    assert_eq!(
+        end.coordinator.status_of(0),
+        Some(BucketStatus::Rebalancing)
+    );
+}
