@@ -642,6 +642,19 @@ fn an_invalid_plan_is_rejected_without_writing() {
         register(&mut m, vec![(b, e)]),
         invalid(rebalance_manager::PlanError::NotAtOrigin(0))
     );
+    // A repeated replica in either list alone is refused.
+    let (b, mut e) = mv(0);
+    e.trs = vec![1, 2, 2];
+    assert_eq!(
+        register(&mut m, vec![(b, e)]),
+        invalid(rebalance_manager::PlanError::DuplicateReplica(0))
+    );
+    let (b, mut e) = mv(0);
+    e.ors = vec![0, 1, 1];
+    assert_eq!(
+        register(&mut m, vec![(b, e)]),
+        invalid(rebalance_manager::PlanError::DuplicateReplica(0))
+    );
     assert_eq!(m.store().op_count(), ops);
 }
 
