@@ -863,3 +863,39 @@ fn with_two_slots_both_running_attempts_can_become_tracked() {
     );
     m.check_invariants().unwrap();
 }
+
+#[test]
+fn a_reconcile_for_another_attempt_or_a_running_one_changes_nothing() {
+    let mut m = started(store(2), Config::default());
+    register(&mut m, vec![mv(0), mv(1)]);
+    // Bucket 0 is running under key (1, 0), not tracked: a Reconcile with its key is fenced.
+    let before = m.snapshot();
+    assert_eq!(
+        m.handle(0, Input::Event(Event::Reconcile(key(1, 0)))),
+        vec![]
+    );
+    assert_eq!(m.snapshot(), before);
+    // Bucket 0 tracked under key (1, 0): another rebalance's key for the same bucket is stale.
+    m.handle(TIMEOUT_DUE, Input::Tick);
+    m.handle(TIMEOUT_DUE, Input::Event(Event::Timeout(key(1, 0))));
+    let before = m.snapshot();
+    assert_eq!(
+        m.handle(TIMEOUT_DUE, Input::Event(Event::Reconcile(key(7, 0)))),
+        vec![]
+    );
+    assert_eq!(m.snapshot(), before);
+}
+
+#[test]
+fn a_finalize_event_after_the_final_status_is_persisted_writes_nothing() {
+    let mut m = started(store(1), Config::default());
+    register(&mut m, vec![]);
+    assert_eq!(m.overall(), Some(OverallStatus::Completed));
+    let ops = m.store().op_count();
+    assert_eq!(m.handle(0, Input::Event(Event::Finalize(1))), vec![]);
+    assert_eq!(
+        m.store().op_count(),
+        ops,
+        "the final status was written again"
+    );
+}
