@@ -6,8 +6,9 @@ usage() {
     cat <<'TEXT'
 usage: scripts/mutants.sh [--from PASS] [OUT_DIR]
 
-Mutates impl/src/manager/*.rs with cargo-mutants and judges every mutant in three passes, each
-run only on what the previous pass missed:
+Mutates the manager's rule files, impl/src/core/manager/*.rs (but observe.rs, the read-only
+accessors), with cargo-mutants and judges every mutant in three passes, each run only on what the
+previous pass missed:
 
   1. quick     the quick conformance gate (.cargo/mutants.toml: teeth, sample_walks, findings,
                cli, random_walks)

@@ -38,26 +38,32 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod config;
-pub mod effects;
-pub mod invariants;
-pub mod manager;
-pub mod progress;
-pub mod sim;
+// Layers: `core` (the pure protocol core) uses the storage port `store::Store`; `store` holds
+// the port and its adapters (`mem`, `file`). The simulated cluster is test support, not API.
+pub mod core;
 pub mod store;
-pub mod types;
 
-pub use config::{Config, ConfigError};
-pub use effects::{
+// The simulated cluster serves this crate's tests and bench only. It sits behind the `testing`
+// feature, off by default, so it is not part of the library a host links. The crate enables
+// the feature for its own tests and bench through a dev-dependency on itself (Cargo.toml), so
+// `cargo test` and `cargo bench` need no extra flags, while `cargo build` of a dependent (the
+// conformance crate, a host) does not compile it. A dev-only location (a file under tests/
+// pulled into the bench with `#[path]`) would duplicate the module in every test binary and
+// lose its documentation; the feature keeps it one documented module.
+#[cfg(feature = "testing")]
+pub mod sim;
+
+pub use crate::core::config::{Config, ConfigError};
+pub use crate::core::effects::{
     AdjustIsrError, Effect, Event, Input, Nli, PlanError, RejectReason, Reply, RequestContext,
 };
-pub use invariants::InvariantViolation;
-pub use manager::{Manager, StartError};
-pub use progress::{AttemptView, Flags, Progress, Snapshot, StatusCounts};
-pub use store::file::{FileStore, FileStoreError, FileStoreOptions};
-pub use store::mem::MemStore;
-pub use store::{ClusterState, PersistedState, Store, StoreError};
-pub use types::{
+pub use crate::core::invariants::InvariantViolation;
+pub use crate::core::manager::{Manager, StartError};
+pub use crate::core::progress::{AttemptView, Flags, Progress, Snapshot, StatusCounts};
+pub use crate::core::types::{
     Attempt, BucketId, BucketRecord, BucketStatus, Epoch, Key, Kind, LeaderAndIsr, Observed,
     OverallStatus, Plan, PlanEntry, RebalanceId, ServerId, TaskNode, TaskStatus,
 };
+pub use store::file::{FileStore, FileStoreError, FileStoreOptions};
+pub use store::mem::MemStore;
+pub use store::{ClusterState, PersistedState, Store, StoreError};

@@ -5,8 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use crate::effects::{AdjustIsrError, Effect, Event, Input, Nli, Reply, RequestContext};
-use crate::types::{BucketId, BucketRecord, Epoch, LeaderAndIsr, ServerId};
+use crate::core::effects::{AdjustIsrError, Effect, Event, Input, Nli, Reply, RequestContext};
+use crate::core::types::{BucketId, BucketRecord, Epoch, LeaderAndIsr, ServerId};
 
 /// SplitMix64: a tiny seeded generator (deterministic, printable seed).
 #[derive(Clone, Debug)]

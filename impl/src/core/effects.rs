@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::types::{BucketId, Epoch, Key, LeaderAndIsr, Plan, RebalanceId, ServerId};
+use crate::core::types::{BucketId, Epoch, Key, LeaderAndIsr, Plan, RebalanceId, ServerId};
 
 /// An internal coordinator event (spec 3.2 event queue). The manager emits them as
 /// [`Effect::Enqueue`]; the host feeds them back, FIFO, as [`Input::Event`].

@@ -3,11 +3,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::manager::context::at_origin_assignment;
-use crate::manager::{plan_entry, Manager};
-use crate::progress::StatusCounts;
+use crate::core::manager::context::at_origin_assignment;
+use crate::core::manager::{plan_entry, Manager};
+use crate::core::progress::StatusCounts;
+use crate::core::types::{BucketId, BucketStatus, Key, OverallStatus, ServerId};
 use crate::store::Store;
-use crate::types::{BucketId, BucketStatus, Key, OverallStatus, ServerId};
 
 /// A violated invariant: its spec name and what was seen.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

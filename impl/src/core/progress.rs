@@ -1,13 +1,13 @@
-//! The progress API (reference B.19) and a read-only snapshot of the full manager state for
-//! tests and the conformance harness.
+//! What the progress query returns (spec/protocol.md section 5, "Client": the progress query) and a
+//! read-only snapshot of the full manager state (spec 3.2) for tests and the conformance harness.
+//! Plain data: the manager fills these in (`manager/observe.rs`); this module does not know the
+//! manager, so the dependency goes one way.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::manager::Manager;
-use crate::store::Store;
-use crate::types::{
+use crate::core::types::{
     Attempt, BucketId, BucketStatus, Epoch, Key, OverallStatus, RebalanceId, ServerId,
 };
 
@@ -143,90 +143,4 @@ pub struct Snapshot {
     pub liveness_repairs: BTreeSet<BucketId>,
     /// Buckets whose deleted-marker write failed and waits for a Tick retry (impl only).
     pub deletion_retries: BTreeSet<BucketId>,
-}
-
-impl<S: Store> Manager<S> {
-    /// The progress API. O(plan).
-    pub fn progress(&self) -> Progress {
-        Progress {
-            rid: self.rid,
-            overall: self.overall,
-            buckets: self.slots.iter().map(|(b, s)| (*b, s.status)).collect(),
-            counts: self.counts,
-        }
-    }
-
-    /// Buckets per status, O(1).
-    pub fn counts(&self) -> StatusCounts {
-        self.counts
-    }
-
-    /// `rid`.
-    pub fn rid(&self) -> Option<RebalanceId> {
-        self.rid
-    }
-
-    /// `overall`.
-    pub fn overall(&self) -> Option<OverallStatus> {
-        self.overall
-    }
-
-    /// `status[b]`.
-    pub fn bucket_status(&self, b: BucketId) -> Option<BucketStatus> {
-        self.status(b)
-    }
-
-    /// `attempts[b]`.
-    pub fn attempt(&self, b: BucketId) -> Option<&Attempt> {
-        self.attempts.get(&b)
-    }
-
-    /// The flags.
-    pub fn flags(&self) -> Flags {
-        Flags {
-            cancel_requested: self.cancel_requested,
-            finalize_pending: self.finalize_pending,
-            finalize_queued: self.finalize_queued,
-            recovery_pending: self.recovery_pending,
-            recovery_queued: self.recovery_queued,
-        }
-    }
-
-    /// The full state, copied.
-    pub fn snapshot(&self) -> Snapshot {
-        Snapshot {
-            coordinator_epoch: self.ce,
-            now_ms: self.now_ms,
-            rid: self.rid,
-            overall: self.overall,
-            status: self.slots.iter().map(|(b, s)| (*b, s.status)).collect(),
-            pending: self
-                .pending
-                .iter()
-                .copied()
-                .filter(|b| self.status(*b) == Some(BucketStatus::NotStarted))
-                .collect(),
-            attempts: self
-                .attempts
-                .iter()
-                .map(|(b, a)| {
-                    let tracked = self.status(*b) == Some(BucketStatus::Timeout);
-                    (
-                        *b,
-                        AttemptView {
-                            attempt: a.clone(),
-                            tracked,
-                        },
-                    )
-                })
-                .collect(),
-            queued_timeouts: self.queued_timeouts.clone(),
-            queued_reconciles: self.queued_reconciles.clone(),
-            flags: self.flags(),
-            live: self.ctx.live.clone(),
-            restored: self.restored,
-            liveness_repairs: self.liveness_repairs.clone(),
-            deletion_retries: self.deletion_retries.clone(),
-        }
-    }
 }

@@ -35,9 +35,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::core::types::{BucketId, BucketRecord, Epoch, RebalanceId, TaskNode, TaskStatus};
 use crate::store::crc32::crc32;
 use crate::store::{ClusterState, PersistedState, Store, StoreError};
-use crate::types::{BucketId, BucketRecord, Epoch, RebalanceId, TaskNode, TaskStatus};
 
 const FORMAT: &str = "fluss-rebalance-store";
 const VERSION: u64 = 1;

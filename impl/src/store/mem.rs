@@ -1,8 +1,8 @@
 //! `MemStore`: the in-memory adapter with fault injection, for tests, the conformance harness
 //! and benchmarks.
 
+use crate::core::types::{BucketId, BucketRecord, Epoch, TaskNode};
 use crate::store::{ClusterState, PersistedState, Store, StoreError};
-use crate::types::{BucketId, BucketRecord, Epoch, TaskNode};
 
 /// An in-memory store. `Clone` copies the whole state, so a harness can branch.
 ///

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::types::{BucketId, BucketRecord, Epoch, TaskNode};
+use crate::core::types::{BucketId, BucketRecord, Epoch, TaskNode};
 
 pub mod crc32;
 pub mod file;

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use super::context::at_origin;
 use super::{plan_entry, Manager, Step};
-use crate::effects::{Effect, PlanError, RejectReason, Reply};
+use crate::core::effects::{Effect, PlanError, RejectReason, Reply};
+use crate::core::types::{BucketId, BucketStatus, OverallStatus, Plan, TaskNode, TaskStatus};
 use crate::store::Store;
-use crate::types::{BucketId, BucketStatus, OverallStatus, Plan, TaskNode, TaskStatus};
 
 impl<S: Store> Manager<S> {
     /// R1 Register(plan).

@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::core::types::{BucketId, BucketRecord, Kind, Observed, PlanEntry, ServerId};
 use crate::store::ClusterState;
-use crate::types::{BucketId, BucketRecord, Kind, Observed, PlanEntry, ServerId};
 
 /// The context. The cache is changed only after the store write succeeded
 /// (INV-CONTEXT-COHERENT).

@@ -3,8 +3,8 @@
 
 use super::context::at_target;
 use super::{plan_entry, Manager, Step};
+use crate::core::types::{Attempt, BucketId, BucketStatus, Key, Kind};
 use crate::store::Store;
-use crate::types::{Attempt, BucketId, BucketStatus, Key, Kind};
 
 impl<S: Store> Manager<S> {
     /// R3 admit(): a loop, not recursion (D13). A `finish` inside `execute` calls `admit()`,

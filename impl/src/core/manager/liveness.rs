@@ -7,8 +7,8 @@
 use std::collections::BTreeSet;
 
 use super::{Manager, Step};
+use crate::core::types::{BucketId, ServerId};
 use crate::store::Store;
-use crate::types::{BucketId, ServerId};
 
 impl<S: Store> Manager<S> {
     /// The non-deleted buckets assigned to `s`, ascending (R19 and R20 visit these only).

@@ -7,19 +7,20 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
-use crate::config::{Config, ConfigError};
-use crate::effects::{Effect, Event, Input, Nli};
-use crate::progress::StatusCounts;
-use crate::store::{Store, StoreError};
-use crate::types::{
+use crate::core::config::{Config, ConfigError};
+use crate::core::effects::{Effect, Event, Input, Nli};
+use crate::core::progress::StatusCounts;
+use crate::core::types::{
     Attempt, BucketId, BucketRecord, BucketStatus, Epoch, Key, Kind, LeaderAndIsr, OverallStatus,
     Plan, PlanEntry, RebalanceId, ServerId,
 };
+use crate::store::{Store, StoreError};
 
 mod client;
 pub(crate) mod context;
 mod execute;
 mod liveness;
+mod observe;
 mod recovery;
 mod responses;
 mod timers;

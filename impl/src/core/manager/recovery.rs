@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use super::context::at_origin;
 use super::{plan_entry, Manager, Step};
-use crate::effects::{Effect, Event};
+use crate::core::effects::{Effect, Event};
+use crate::core::types::{Attempt, BucketStatus, Key, OverallStatus};
 use crate::store::Store;
-use crate::types::{Attempt, BucketStatus, Key, OverallStatus};
 
 impl<S: Store> Manager<S> {
     /// R16 Recover: read the task; restore a final one without executing anything; for a

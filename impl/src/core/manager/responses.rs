@@ -3,9 +3,9 @@
 use std::collections::BTreeSet;
 
 use super::{plan_entry, Manager, Step};
-use crate::effects::{AdjustIsrError, Effect, RequestContext};
+use crate::core::effects::{AdjustIsrError, Effect, RequestContext};
+use crate::core::types::{BucketId, BucketStatus, Epoch, Kind, ServerId};
 use crate::store::Store;
-use crate::types::{BucketId, BucketStatus, Epoch, Kind, ServerId};
 
 impl<S: Store> Manager<S> {
     /// R12 NliResponse: only the completion part (D11). Every check fences a stale response

@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use super::context::at_origin;
 use super::{plan_entry, Manager, Step};
-use crate::effects::{Effect, Event};
+use crate::core::effects::{Effect, Event};
+use crate::core::types::{BucketStatus, Key, Kind, OverallStatus, RebalanceId, TaskNode};
 use crate::store::Store;
-use crate::types::{BucketStatus, Key, Kind, OverallStatus, RebalanceId, TaskNode};
 
 impl<S: Store> Manager<S> {
     /// R13 Timeout(key): a running attempt becomes tracked and frees its slot.

@@ -1,0 +1,16 @@
+//! The pure protocol core: the manager's rules as a state machine, `handle(now_ms, input) ->
+//! effects` (spec/protocol.md section 5), and the data it speaks in. Time and randomness are
+//! inputs; there is no clock, thread, socket, randomness or file I/O in here. `impl/clippy.toml`
+//! bans them for the whole crate; only the durable adapter (`store/file.rs`), the bench and the
+//! tests that need them opt out, each with a reasoned `allow`. The core reaches storage only
+//! through the port, [`crate::store::Store`].
+//!
+//! Dependencies go one way: `types` <- `config`, `effects`, `progress` <- `manager` <-
+//! `invariants` (which checks the manager's state).
+
+pub mod config;
+pub mod effects;
+pub mod invariants;
+pub mod manager;
+pub mod progress;
+pub mod types;
