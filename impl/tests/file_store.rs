@@ -1,5 +1,9 @@
 //! The durable store: round trips, compaction, corruption, torn writes, versions, fencing.
 
+// These tests damage the store's files on purpose (truncate, flip bytes, remove, append), so
+// they need the file I/O that clippy.toml bans for the crate.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
 mod common;
 
 use std::fs;
