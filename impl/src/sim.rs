@@ -107,7 +107,7 @@ pub enum Msg {
 }
 
 impl Msg {
-    fn adjust_slot(&self) -> Option<(ServerId, BucketId)> {
+    fn adjust_leader_bucket(&self) -> Option<(ServerId, BucketId)> {
         match self {
             Msg::AdjustIsr { from, bucket, .. } => Some((*from, *bucket)),
             Msg::AdjustIsrResponse { to, bucket, .. } => Some((*to, *bucket)),
@@ -203,18 +203,18 @@ impl Cluster {
     }
 
     fn push(&mut self, m: Msg) {
-        if let Some(slot) = m.adjust_slot() {
-            *self.adjust_in_flight.entry(slot).or_default() += 1;
+        if let Some(lb) = m.adjust_leader_bucket() {
+            *self.adjust_in_flight.entry(lb).or_default() += 1;
         }
         self.net.push_back(m);
     }
 
     fn settle(&mut self, m: &Msg) {
-        if let Some(slot) = m.adjust_slot() {
-            if let Some(n) = self.adjust_in_flight.get_mut(&slot) {
+        if let Some(lb) = m.adjust_leader_bucket() {
+            if let Some(n) = self.adjust_in_flight.get_mut(&lb) {
                 *n -= 1;
                 if *n == 0 {
-                    self.adjust_in_flight.remove(&slot);
+                    self.adjust_in_flight.remove(&lb);
                 }
             }
         }

@@ -64,17 +64,14 @@ impl<S: Store> Manager<S> {
     fn check_structure(&self) -> Result<(), InvariantViolation> {
         const N: &str = "INV-STRUCTURE";
         let mut recount = StatusCounts::default();
-        for (b, slot) in &self.slots {
-            recount.adjust_by(slot.status, 1);
+        for (b, pb) in &self.plan_buckets {
+            recount.adjust_by(pb.status, 1);
             let active = self.attempts.contains_key(b);
-            let should = matches!(
-                slot.status,
-                BucketStatus::Rebalancing | BucketStatus::Timeout
-            );
+            let should = matches!(pb.status, BucketStatus::Rebalancing | BucketStatus::Timeout);
             if active != should {
                 return fail(
                     N,
-                    format!("bucket {b} is {:?} but has attempt = {active}", slot.status),
+                    format!("bucket {b} is {:?} but has attempt = {active}", pb.status),
                 );
             }
         }
@@ -84,7 +81,11 @@ impl<S: Store> Manager<S> {
                 format!("status counters {:?} != recount {:?}", self.counts, recount),
             );
         }
-        if let Some(b) = self.attempts.keys().find(|b| !self.slots.contains_key(b)) {
+        if let Some(b) = self
+            .attempts
+            .keys()
+            .find(|b| !self.plan_buckets.contains_key(b))
+        {
             return fail(N, format!("attempt for bucket {b} outside the plan"));
         }
         // pending (the NOT_STARTED entries of the lazy queue) holds each NOT_STARTED bucket once.
@@ -168,11 +169,11 @@ impl<S: Store> Manager<S> {
     }
 
     fn check_pending_at_origin(&self) -> Result<(), InvariantViolation> {
-        for (b, slot) in &self.slots {
-            if slot.status != BucketStatus::NotStarted {
+        for (b, pb) in &self.plan_buckets {
+            if pb.status != BucketStatus::NotStarted {
                 continue;
             }
-            let e = plan_entry(&self.plan, slot.index);
+            let e = plan_entry(&self.plan, pb.index);
             match self.ctx.buckets.get(b) {
                 Some(rec) if at_origin_assignment(rec, e) => {}
                 rec => {
@@ -262,17 +263,17 @@ impl<S: Store> Manager<S> {
         if self.overall != Some(OverallStatus::Completed) {
             return Ok(());
         }
-        for (b, slot) in &self.slots {
-            if slot.status != BucketStatus::Completed {
+        for (b, pb) in &self.plan_buckets {
+            if pb.status != BucketStatus::Completed {
                 return fail(
                     "INV-COMPLETED-AT-TARGET",
-                    format!("bucket {b} is {:?}", slot.status),
+                    format!("bucket {b} is {:?}", pb.status),
                 );
             }
             if self.ctx.is_deleted(*b) {
                 continue;
             }
-            let e = plan_entry(&self.plan, slot.index);
+            let e = plan_entry(&self.plan, pb.index);
             let assigned: BTreeSet<_> = self.ctx.buckets[b].assignment.iter().copied().collect();
             if assigned != e.trs_set() {
                 return fail(

@@ -41,7 +41,7 @@ impl StatusCounts {
         }
     }
 
-    fn slot(&mut self, st: BucketStatus) -> &mut usize {
+    fn counter_mut(&mut self, st: BucketStatus) -> &mut usize {
         match st {
             BucketStatus::NotStarted => &mut self.not_started,
             BucketStatus::Rebalancing => &mut self.rebalancing,
@@ -53,14 +53,14 @@ impl StatusCounts {
     }
 
     pub(crate) fn adjust(&mut self, st: BucketStatus, delta: isize) {
-        let c = self.slot(st);
+        let c = self.counter_mut(st);
         *c = c
             .checked_add_signed(delta)
             .expect("status counter underflow: a bug in set_status");
     }
 
     pub(crate) fn adjust_by(&mut self, st: BucketStatus, n: usize) {
-        *self.slot(st) += n;
+        *self.counter_mut(st) += n;
     }
 
     /// Buckets in progress (NOT_STARTED, REBALANCING, TIMEOUT).

@@ -4,14 +4,14 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::context::at_origin;
-use super::{plan_entry, Manager, Step};
+use super::{plan_entry, Manager, StepResult};
 use crate::core::effects::{Effect, PlanError, RejectReason, Reply};
 use crate::core::types::{BucketId, BucketStatus, OverallStatus, Plan, TaskNode, TaskStatus};
 use crate::store::Store;
 
 impl<S: Store> Manager<S> {
     /// R1 Register(plan).
-    pub(crate) fn on_register(&mut self, plan: Plan) -> Step {
+    pub(crate) fn on_register(&mut self, plan: Plan) -> StepResult {
         if self.has_in_progress() {
             self.emit(Effect::Reply(Reply::Rejected(RejectReason::InProgress)));
             return Ok(());
@@ -83,7 +83,7 @@ impl<S: Store> Manager<S> {
     }
 
     /// R2 Cancel.
-    pub(crate) fn on_cancel(&mut self) -> Step {
+    pub(crate) fn on_cancel(&mut self) -> StepResult {
         let (Some(rid), Some(overall)) = (self.rid, self.overall) else {
             // D12: no current rebalance (including while recovery is pending).
             self.emit(Effect::Reply(Reply::NothingToCancel));
@@ -125,10 +125,11 @@ impl<S: Store> Manager<S> {
             .keys()
             .copied()
             .filter(|b| {
-                let (Some(slot), Some(rec)) = (self.slots.get(b), self.ctx.buckets.get(b)) else {
+                let (Some(pb), Some(rec)) = (self.plan_buckets.get(b), self.ctx.buckets.get(b))
+                else {
                     return false;
                 };
-                at_origin(rec, plan_entry(&plan, slot.index), slot.kind)
+                at_origin(rec, plan_entry(&plan, pb.index), pb.kind)
             })
             .collect();
         for b in at_origin_active {

@@ -2,14 +2,14 @@
 //! R10 Phase B, R11 try_complete.
 
 use super::context::at_target;
-use super::{plan_entry, Manager, Step};
+use super::{plan_entry, Manager, StepResult};
 use crate::core::types::{Attempt, BucketId, BucketStatus, Key, Kind};
 use crate::store::Store;
 
 impl<S: Store> Manager<S> {
     /// R3 admit(): a loop, not recursion (D13). A `finish` inside `execute` calls `admit()`,
     /// which returns at once while this loop runs, so the loop continues instead.
-    pub(crate) fn admit(&mut self) -> Step {
+    pub(crate) fn admit(&mut self) -> StepResult {
         if self.admitting {
             return Ok(());
         }
@@ -19,7 +19,7 @@ impl<S: Store> Manager<S> {
         result
     }
 
-    fn admit_loop(&mut self) -> Step {
+    fn admit_loop(&mut self) -> StepResult {
         let Some(rid) = self.rid else { return Ok(()) };
         // |running| = #REBALANCING and |tracked| = #TIMEOUT (INV-STRUCTURE).
         while self.counts.rebalancing < self.config.max_inflight
@@ -52,7 +52,7 @@ impl<S: Store> Manager<S> {
     }
 
     /// R4 execute(b).
-    fn execute(&mut self, b: BucketId) -> Step {
+    fn execute(&mut self, b: BucketId) -> StepResult {
         let Some((_, _, kind)) = self.entry(b) else {
             return Ok(());
         };
@@ -67,7 +67,7 @@ impl<S: Store> Manager<S> {
     }
 
     /// R5 lead(b): leader-only election (D3: resend when already elected, never a useless write).
-    pub(crate) fn lead(&mut self, b: BucketId) -> Step {
+    pub(crate) fn lead(&mut self, b: BucketId) -> StepResult {
         let Some((plan, idx, _)) = self.entry(b) else {
             return Ok(());
         };
@@ -91,7 +91,7 @@ impl<S: Store> Manager<S> {
 
     /// R6 finish(b, st), `st` final. The pending entry, if any, is removed lazily (its status is
     /// no longer NOT_STARTED). Then finalize if nothing is in progress, else admit.
-    pub(crate) fn finish(&mut self, b: BucketId, st: BucketStatus) -> Step {
+    pub(crate) fn finish(&mut self, b: BucketId, st: BucketStatus) -> StepResult {
         debug_assert!(st.is_final());
         if let Some(rid) = self.rid {
             let key = Key { rid, bucket: b };
@@ -109,7 +109,7 @@ impl<S: Store> Manager<S> {
     }
 
     /// R7 resume(b): the move decision table, first match.
-    pub(crate) fn resume(&mut self, b: BucketId) -> Step {
+    pub(crate) fn resume(&mut self, b: BucketId) -> StepResult {
         let Some((plan, idx, _)) = self.entry(b) else {
             return Ok(());
         };
@@ -142,12 +142,12 @@ impl<S: Store> Manager<S> {
 
     /// R7.2's shrink_at_target(b): leader kept if in `trs` and live, else elected over `trs`;
     /// ISR restricted to `trs`.
-    pub(crate) fn shrink_at_target(&mut self, b: BucketId) -> Step {
+    pub(crate) fn shrink_at_target(&mut self, b: BucketId) -> StepResult {
         self.write_target(b)
     }
 
     /// R9 Phase A: the assignment grows to the union; leader and ISR unchanged.
-    fn phase_a(&mut self, b: BucketId) -> Step {
+    fn phase_a(&mut self, b: BucketId) -> StepResult {
         let Some((plan, idx, _)) = self.entry(b) else {
             return Ok(());
         };
@@ -162,13 +162,13 @@ impl<S: Store> Manager<S> {
     }
 
     /// R10 Phase B (caught up, not at target). Does not finish: completion needs R12's ack.
-    pub(crate) fn phase_b(&mut self, b: BucketId) -> Step {
+    pub(crate) fn phase_b(&mut self, b: BucketId) -> StepResult {
         self.write_target(b)
     }
 
     /// The write shared by R7.2 and R10: `write_bucket(b, trs, lai with leader l, isr ∩ trs)`
     /// where `l = lai.leader` if it is in `trs` and live, else `elect(b, trs)`; then send.
-    fn write_target(&mut self, b: BucketId) -> Step {
+    fn write_target(&mut self, b: BucketId) -> StepResult {
         let Some((plan, idx, _)) = self.entry(b) else {
             return Ok(());
         };
@@ -193,7 +193,7 @@ impl<S: Store> Manager<S> {
     }
 
     /// R11 try_complete(b), for a move after an ISR change or a current non-final ack.
-    pub(crate) fn try_complete(&mut self, b: BucketId) -> Step {
+    pub(crate) fn try_complete(&mut self, b: BucketId) -> StepResult {
         // A deleted bucket is left to R14.1 (it completes at its next reconcile). Without this,
         // `final_state` (false when deleted) would make shrink_at_target resend forever on every
         // ack without changing anything (see NOTES.md, spec questions).

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Manager, Step};
+use super::{Manager, StepResult};
 use crate::core::types::{BucketId, ServerId};
 use crate::store::Store;
 
@@ -24,7 +24,7 @@ impl<S: Store> Manager<S> {
     }
 
     /// R19 Server crash(s).
-    pub(crate) fn on_server_down(&mut self, s: ServerId) -> Step {
+    pub(crate) fn on_server_down(&mut self, s: ServerId) -> StepResult {
         self.ctx.live.remove(&s);
         for b in self.hosted_buckets(s) {
             let rec = &self.ctx.buckets[&b];
@@ -54,7 +54,7 @@ impl<S: Store> Manager<S> {
     }
 
     /// R20 Server restart(s).
-    pub(crate) fn on_server_up(&mut self, s: ServerId) -> Step {
+    pub(crate) fn on_server_up(&mut self, s: ServerId) -> StepResult {
         self.ctx.live.insert(s);
         for b in self.hosted_buckets(s) {
             let rec = &self.ctx.buckets[&b];
@@ -74,7 +74,7 @@ impl<S: Store> Manager<S> {
 
     /// Bucket deletion: set `deleted[b]` in the store, then in the context. Admission (R4) and
     /// reconcile (R14) notice it. A failed write is retried on Tick.
-    pub(crate) fn on_bucket_deleted(&mut self, b: BucketId) -> Step {
+    pub(crate) fn on_bucket_deleted(&mut self, b: BucketId) -> StepResult {
         if self.ctx.deleted.contains(&b) {
             return Ok(());
         }

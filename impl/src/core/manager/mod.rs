@@ -31,12 +31,13 @@ use context::Context;
 #[derive(Debug)]
 pub(crate) struct Abort;
 
-/// The result of a procedure that may abort the step.
-pub(crate) type Step = Result<(), Abort>;
+/// The result of a rule procedure: `Ok` lets the step go on, `Err(Abort)` ends it here (R8).
+pub(crate) type StepResult = Result<(), Abort>;
 
 /// A plan bucket's manager-side record: where its entry is in the plan, its kind, its status.
+/// (Not an execution slot: those are `max_inflight`'s, spec R3 and `INV-SLOT`.)
 #[derive(Clone, Debug)]
-pub(crate) struct Slot {
+pub(crate) struct PlanBucket {
     pub index: usize,
     pub kind: Kind,
     pub status: BucketStatus,
@@ -66,7 +67,7 @@ pub struct Manager<S> {
     pub(crate) overall: Option<OverallStatus>,
     pub(crate) plan: Arc<Plan>,
     /// `status[b]` for every plan bucket (with its plan index and kind).
-    pub(crate) slots: BTreeMap<BucketId, Slot>,
+    pub(crate) plan_buckets: BTreeMap<BucketId, PlanBucket>,
     /// Buckets per status, so "no bucket in progress" is O(1) (issue 3, item 6).
     pub(crate) counts: StatusCounts,
     /// `pending`, with lazy deletion: an entry whose status is no longer NOT_STARTED is stale and
@@ -117,7 +118,7 @@ impl<S: Store> Manager<S> {
             rid: None,
             overall: None,
             plan: Arc::new(Plan::default()),
-            slots: BTreeMap::new(),
+            plan_buckets: BTreeMap::new(),
             counts: StatusCounts::default(),
             pending: VecDeque::new(),
             attempts: BTreeMap::new(),
@@ -155,7 +156,7 @@ impl<S: Store> Manager<S> {
     pub fn handle_into(&mut self, now_ms: u64, input: Input, out: &mut Vec<Effect>) {
         self.now_ms = self.now_ms.max(now_ms);
         // An Abort has already done what R8 asks (stop, keep what was done); nothing to add.
-        let _: Step = match input {
+        let _: StepResult = match input {
             Input::Register { plan } => self.on_register(plan),
             Input::Cancel => self.on_cancel(),
             Input::Tick => self.on_tick(),
@@ -253,21 +254,21 @@ impl<S: Store> Manager<S> {
 
     /// The plan entry of a plan bucket. The Arc is cloned so callers may mutate `self`.
     pub(crate) fn entry(&self, b: BucketId) -> Option<(Arc<Plan>, usize, Kind)> {
-        self.slots
+        self.plan_buckets
             .get(&b)
             .map(|s| (Arc::clone(&self.plan), s.index, s.kind))
     }
 
     pub(crate) fn status(&self, b: BucketId) -> Option<BucketStatus> {
-        self.slots.get(&b).map(|s| s.status)
+        self.plan_buckets.get(&b).map(|s| s.status)
     }
 
     /// Sets `status[b]`, keeping the per-status counters exact.
     pub(crate) fn set_status(&mut self, b: BucketId, st: BucketStatus) {
-        if let Some(slot) = self.slots.get_mut(&b) {
-            self.counts.adjust(slot.status, -1);
+        if let Some(pb) = self.plan_buckets.get_mut(&b) {
+            self.counts.adjust(pb.status, -1);
             self.counts.adjust(st, 1);
-            slot.status = st;
+            pb.status = st;
         }
     }
 
@@ -277,7 +278,7 @@ impl<S: Store> Manager<S> {
         self.rid = None;
         self.overall = None;
         self.plan = Arc::new(Plan::default());
-        self.slots.clear();
+        self.plan_buckets.clear();
         self.counts = StatusCounts::default();
         self.pending.clear();
         self.attempts.clear();
@@ -291,14 +292,14 @@ impl<S: Store> Manager<S> {
 
     /// Installs `plan` with every bucket in `status` (counts kept exact).
     pub(crate) fn install_plan(&mut self, plan: Arc<Plan>, status: BucketStatus) {
-        self.slots = plan
+        self.plan_buckets = plan
             .buckets
             .iter()
             .enumerate()
             .map(|(index, (b, e))| {
                 (
                     *b,
-                    Slot {
+                    PlanBucket {
                         index,
                         kind: e.kind(),
                         status,
@@ -307,7 +308,7 @@ impl<S: Store> Manager<S> {
             })
             .collect();
         self.counts = StatusCounts::default();
-        self.counts.adjust_by(status, self.slots.len());
+        self.counts.adjust_by(status, self.plan_buckets.len());
         self.plan = plan;
     }
 
@@ -351,7 +352,7 @@ impl<S: Store> Manager<S> {
         assignment: Vec<ServerId>,
         leader: Option<ServerId>,
         isr: BTreeSet<ServerId>,
-    ) -> Step {
+    ) -> StepResult {
         let Some(cur) = self.ctx.buckets.get(&b) else {
             return Err(Abort);
         };

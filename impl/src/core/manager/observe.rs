@@ -14,7 +14,11 @@ impl<S: Store> Manager<S> {
         Progress {
             rid: self.rid,
             overall: self.overall,
-            buckets: self.slots.iter().map(|(b, s)| (*b, s.status)).collect(),
+            buckets: self
+                .plan_buckets
+                .iter()
+                .map(|(b, s)| (*b, s.status))
+                .collect(),
             counts: self.counts,
         }
     }
@@ -62,7 +66,11 @@ impl<S: Store> Manager<S> {
             now_ms: self.now_ms,
             rid: self.rid,
             overall: self.overall,
-            status: self.slots.iter().map(|(b, s)| (*b, s.status)).collect(),
+            status: self
+                .plan_buckets
+                .iter()
+                .map(|(b, s)| (*b, s.status))
+                .collect(),
             pending: self
                 .pending
                 .iter()

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::context::at_origin;
-use super::{plan_entry, Manager, Step};
+use super::{plan_entry, Manager, StepResult};
 use crate::core::effects::{Effect, Event};
 use crate::core::types::{Attempt, BucketStatus, Key, OverallStatus};
 use crate::store::Store;
@@ -11,7 +11,7 @@ use crate::store::Store;
 impl<S: Store> Manager<S> {
     /// R16 Recover: read the task; restore a final one without executing anything; for a
     /// non-final one classify every bucket first (D1), then finalize or admit.
-    pub(crate) fn on_recover(&mut self) -> Step {
+    pub(crate) fn on_recover(&mut self) -> StepResult {
         self.recovery_queued = false;
         if !self.recovery_pending {
             return Ok(()); // only one recovery per incarnation; a duplicate event is stale
@@ -52,7 +52,7 @@ impl<S: Store> Manager<S> {
                 self.set_status(b, BucketStatus::Completed);
                 continue;
             };
-            let kind = self.slots[&b].kind;
+            let kind = self.plan_buckets[&b].kind;
             debug_assert_eq!(plan_entry(&plan, idx), e);
             if at_origin(rec, e, kind) {
                 if cancel {

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{plan_entry, Manager, Step};
+use super::{plan_entry, Manager, StepResult};
 use crate::core::effects::{AdjustIsrError, Effect, RequestContext};
 use crate::core::types::{BucketId, BucketStatus, Epoch, Kind, ServerId};
 use crate::store::Store;
@@ -16,7 +16,7 @@ impl<S: Store> Manager<S> {
         b: BucketId,
         ok: bool,
         c: &RequestContext,
-    ) -> Step {
+    ) -> StepResult {
         let Some(attempt) = self.attempts.get(&b) else {
             return Ok(());
         }; // b active
@@ -64,7 +64,7 @@ impl<S: Store> Manager<S> {
         leader_epoch: Epoch,
         bucket_epoch: Epoch,
         isr: BTreeSet<ServerId>,
-    ) -> Step {
+    ) -> StepResult {
         let reject = match self.ctx.buckets.get(&b) {
             _ if self.ctx.is_deleted(b) => Some(AdjustIsrError::UnknownBucket),
             None => Some(AdjustIsrError::UnknownBucket),

@@ -3,14 +3,14 @@
 use std::sync::Arc;
 
 use super::context::at_origin;
-use super::{plan_entry, Manager, Step};
+use super::{plan_entry, Manager, StepResult};
 use crate::core::effects::{Effect, Event};
 use crate::core::types::{BucketStatus, Key, Kind, OverallStatus, RebalanceId, TaskNode};
 use crate::store::Store;
 
 impl<S: Store> Manager<S> {
     /// R13 Timeout(key): a running attempt becomes tracked and frees its slot.
-    pub(crate) fn on_timeout(&mut self, key: Key) -> Step {
+    pub(crate) fn on_timeout(&mut self, key: Key) -> StepResult {
         self.queued_timeouts.remove(&key);
         let b = key.bucket;
         // INV-FENCE-TIMEOUT: only the running attempt with exactly this key.
@@ -35,7 +35,7 @@ impl<S: Store> Manager<S> {
     }
 
     /// R14 Reconcile(key): progress accounting, give-up, backoff, then the action.
-    pub(crate) fn on_reconcile(&mut self, key: Key) -> Step {
+    pub(crate) fn on_reconcile(&mut self, key: Key) -> StepResult {
         self.queued_reconciles.remove(&key);
         let b = key.bucket;
         // INV-FENCE-RECONCILE: only the tracked attempt with exactly this key.
@@ -131,7 +131,7 @@ impl<S: Store> Manager<S> {
     }
 
     /// R15's event `Finalize(id)`.
-    pub(crate) fn on_finalize_event(&mut self, id: RebalanceId) -> Step {
+    pub(crate) fn on_finalize_event(&mut self, id: RebalanceId) -> StepResult {
         self.finalize_queued = false;
         if self.finalize_pending && self.rid == Some(id) {
             self.finalize();
@@ -141,13 +141,13 @@ impl<S: Store> Manager<S> {
 
     /// R23 Tick: the checker, at the new `now_ms`. Visits only active attempts (running and
     /// tracked), never the whole plan.
-    pub(crate) fn on_tick(&mut self) -> Step {
+    pub(crate) fn on_tick(&mut self) -> StepResult {
         let now = self.now_ms;
         // (1) running attempts older than task_timeout_ms, ascending bucket order.
         let mut timeouts = Vec::new();
         let mut reconciles = Vec::new();
         for (b, a) in &self.attempts {
-            match self.slots.get(b).map(|s| s.status) {
+            match self.plan_buckets.get(b).map(|s| s.status) {
                 Some(BucketStatus::Rebalancing)
                     if now.saturating_sub(a.started_ms) > self.config.task_timeout_ms
                         && !self.queued_timeouts.contains(&a.key) =>
