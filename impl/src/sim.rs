@@ -220,14 +220,14 @@ impl Cluster {
         }
     }
 
-    /// F-LOSS: drop message `i`.
+    /// F-LOSS (spec 3.4): drop message `i`.
     pub fn drop_msg(&mut self, i: usize) {
         if let Some(m) = self.net.remove(i) {
             self.settle(&m);
         }
     }
 
-    /// F-DUP: duplicate message `i`.
+    /// F-DUP (spec 3.4): duplicate message `i`.
     pub fn duplicate(&mut self, i: usize) {
         if let Some(m) = self.net.get(i).cloned() {
             self.push(m);

@@ -822,8 +822,9 @@ fn after_a_restart_only_an_ack_of_this_incarnation_completes_a_restored_leader_o
     assert_eq!(m.overall(), Some(OverallStatus::Completed));
 }
 
-/// Spec question 16: with two slots both running attempts may time out, so the tracked set
-/// exceeds M = 1 (R3 caps admission, not timeouts); nothing more is admitted meanwhile.
+/// `INV-TRACKED-BOUND` with several slots (spec 7.1, D14; NOTES.md, reading 16): with two slots
+/// both running attempts may time out, so the tracked set exceeds M = 1 (R3 caps admission, not
+/// timeouts); nothing more is admitted meanwhile.
 #[test]
 fn with_two_slots_both_running_attempts_can_become_tracked() {
     let config = Config {

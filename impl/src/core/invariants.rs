@@ -141,7 +141,7 @@ impl<S: Store> Manager<S> {
                 ),
             );
         }
-        // INV-TRACKED-BOUND, generalised to several slots (D14; NOTES.md, spec question 16):
+        // INV-TRACKED-BOUND for several slots, as spec 7.1 states it (D14; NOTES.md, reading 16):
         // admission needs |tracked| < M and adds one running attempt, a timeout moves one from
         // running to tracked, so |running| + |tracked| <= max(M - 1 + max_inflight, restored).
         // With max_inflight = 1 this is the spec's |tracked| <= max(M, restored), strengthened.

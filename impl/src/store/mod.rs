@@ -59,7 +59,7 @@ pub enum StoreError {
         /// The store's current epoch.
         store_epoch: Epoch,
     },
-    /// A fault injected by a test adapter (F-STORE).
+    /// A fault injected by a test adapter (F-STORE, spec 3.1).
     #[error("injected store failure")]
     Injected,
     /// The durable medium failed; the message names the operation and the cause.

@@ -196,7 +196,7 @@ impl<S: Store> Manager<S> {
     pub(crate) fn try_complete(&mut self, b: BucketId) -> StepResult {
         // A deleted bucket is left to R14.1 (it completes at its next reconcile). Without this,
         // `final_state` (false when deleted) would make shrink_at_target resend forever on every
-        // ack without changing anything (see NOTES.md, spec questions).
+        // ack without changing anything (spec R11; spec/findings.md C1; NOTES.md, reading 2).
         if self.ctx.is_deleted(b) {
             return Ok(());
         }

@@ -1,5 +1,6 @@
 //! `Manager`: the coordinator's rebalance manager, migration executor and the context it reads,
-//! as a pure state machine (house style 1): `handle(now_ms, input) -> effects`.
+//! as a pure state machine: `handle(now_ms, input) -> effects`. Each input is one atomic step
+//! (spec/protocol.md sections 1 and 5) and time is an input (section 3.5).
 //!
 //! The rules are split by group: `client` (R1, R2), `execute` (R3-R10), `responses` (R11, R12,
 //! R18), `timers` (R13-R15, R23), `recovery` (R16, R17), `liveness` (R19, R20, deletion).
@@ -68,7 +69,8 @@ pub struct Manager<S> {
     pub(crate) plan: Arc<Plan>,
     /// `status[b]` for every plan bucket (with its plan index and kind).
     pub(crate) plan_buckets: BTreeMap<BucketId, PlanBucket>,
-    /// Buckets per status, so "no bucket in progress" is O(1) (issue 3, item 6).
+    /// Buckets per status, so "no bucket in progress" (spec 3.2, `has_in_progress`) is O(1)
+    /// instead of a pass over the plan (NOTES.md, "Scale").
     pub(crate) counts: StatusCounts,
     /// `pending`, with lazy deletion: an entry whose status is no longer NOT_STARTED is stale and
     /// skipped by R3, so R6 need not search the queue. The logical FIFO is the NOT_STARTED entries.

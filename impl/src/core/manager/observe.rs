@@ -1,7 +1,7 @@
-//! The progress API (spec 3.2's state as clients and observers see it, R23's overall status) and
-//! the read-only [`Snapshot`] of the full manager state for tests and the conformance harness.
-//! The data types live in [`crate::core::progress`], which knows nothing of the manager: the
-//! dependency goes one way, manager -> progress.
+//! The progress query (spec/protocol.md section 5, "Client") and the read-only [`Snapshot`] of
+//! the full manager state for tests and the conformance harness. The data types live in
+//! [`crate::core::progress`], which knows nothing of the manager: the dependency goes one way,
+//! manager -> progress.
 
 use super::Manager;
 use crate::core::progress::{AttemptView, Flags, Progress, Snapshot, StatusCounts};
