@@ -5,8 +5,12 @@ use std::collections::BTreeSet;
 
 use rebalance_manager::{
     BucketId, BucketRecord, Config, Effect, Event, Input, Key, LeaderAndIsr, Manager, MemStore,
-    Nli, PlanEntry, ServerId,
+    Nli, Plan, PlanEntry, ServerId,
 };
+
+/// A time past the first admission's task timeout: > task_timeout_ms (120 000) after admission
+/// at 0.
+pub const TIMEOUT_DUE: u64 = 150_000;
 
 pub fn set(v: &[ServerId]) -> BTreeSet<ServerId> {
     v.iter().copied().collect()
@@ -129,4 +133,14 @@ pub fn ack(e: &Effect, ok: bool) -> Input {
         ok,
         context: n.context(),
     }
+}
+
+/// Register `plan` at time 0 and return the effects.
+pub fn register(m: &mut Manager<MemStore>, plan: Vec<(BucketId, PlanEntry)>) -> Vec<Effect> {
+    m.handle(
+        0,
+        Input::Register {
+            plan: Plan::new(plan),
+        },
+    )
 }
