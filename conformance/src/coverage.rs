@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use rebalance_model::{Action, StepOutput};
+use rebalance_model::{Action, Rule, StepOutput};
 
 /// Every action kind the model has, with and without an injected store fault where the action
 /// can carry one. Coverage of a set of presets must reach all of them.
@@ -30,12 +30,11 @@ pub const ACTION_KINDS: &[&str] = &[
     "tick",
 ];
 
-/// Every rule of `spec/protocol.md` section 5 that runs coordinator or server code; the
-/// conformance runs of the CI presets must exercise each at least once.
-pub const RULES: &[&str] = &[
-    "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15",
-    "R16", "R17", "R18", "R19", "R20", "R21", "R22", "R23", "R24",
-];
+/// Every rule of `spec/protocol.md` section 5 (`R1`..`R24`), from the model's [`Rule`] table;
+/// the conformance runs of the CI presets must exercise each at least once.
+pub fn rules() -> Vec<&'static str> {
+    Rule::numbers()
+}
 
 /// The kind of an action, as listed in [`ACTION_KINDS`].
 pub fn kind(action: &Action) -> String {
@@ -80,11 +79,11 @@ impl Coverage {
     /// own in the model's output; it is exercised exactly when a store operation failed.
     pub fn record(&mut self, action: &Action, out: &StepOutput) {
         *self.actions.entry(kind(action)).or_default() += 1;
-        for r in &out.rules {
-            *self.rules.entry((*r).to_string()).or_default() += 1;
+        for r in out.rules.iter() {
+            *self.rules.entry(r.label().to_string()).or_default() += 1;
         }
         if out.store_failed {
-            *self.rules.entry("R8".to_string()).or_default() += 1;
+            *self.rules.entry(Rule::R8.label().to_string()).or_default() += 1;
         }
     }
 
@@ -106,11 +105,10 @@ impl Coverage {
             .collect()
     }
 
-    /// Rules of [`RULES`] never exercised (any sub-rule counts).
+    /// Rules of [`rules`] never exercised (any sub-rule counts).
     pub fn missing_rules(&self) -> Vec<&'static str> {
-        RULES
-            .iter()
-            .copied()
+        rules()
+            .into_iter()
             .filter(|r| !self.rules.keys().any(|l| rule_of(l) == *r))
             .collect()
     }

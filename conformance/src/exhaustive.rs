@@ -25,7 +25,7 @@ fn path_to_vec(node: &Option<Rc<PathNode>>) -> Vec<Action> {
     let mut out = Vec::new();
     let mut cur = node.clone();
     while let Some(n) = cur {
-        out.push(n.action.clone());
+        out.push(n.action);
         cur = n.parent.clone();
     }
     out.reverse();
@@ -109,7 +109,8 @@ pub fn walk_bounded(
         }
         stats.max_depth = stats.max_depth.max(depth);
         actions.clear();
-        model.enabled_actions(&state, &mut actions);
+        // Candidates: `step` drops the disabled ones, so each edge is stepped once.
+        model.candidate_actions(&state, &mut actions);
         for action in &actions {
             let Some((post, out)) = model.step(&state, action) else {
                 continue;
@@ -117,7 +118,7 @@ pub fn walk_bounded(
             stats.edges += 1;
             let mut h = harness.clone();
             let node = Some(Rc::new(PathNode {
-                action: action.clone(),
+                action: *action,
                 parent: path.clone(),
             }));
             if let Err(mismatch) = h.apply(model, &state, action, &post, &out) {

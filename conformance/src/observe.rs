@@ -99,8 +99,8 @@ fn model_plan(plan: &[model::PlanEntry]) -> String {
         format!(
             "b{}:{}->{}/{}->{}",
             e.bucket,
-            list(&e.ors),
-            list(&e.trs),
+            list(e.ors),
+            list(e.trs),
             e.old_leader,
             e.new_leader
         )
@@ -146,7 +146,7 @@ pub fn of_model(s: &model::SystemState) -> Observation {
         o.push(
             format!("store.b{b}"),
             lai_line(
-                list(&meta.assignment[b]),
+                list(meta.assignment[b]),
                 l.leader.map(u64::from),
                 l.leader_epoch.into(),
                 list(l.isr.iter()),
@@ -161,7 +161,7 @@ pub fn of_model(s: &model::SystemState) -> Observation {
     o.push("coord.live", list(c.live.iter()));
     o.push("coord.rid", opt(c.rid));
     o.push("coord.overall", opt(c.overall.map(|x| format!("{x:?}"))));
-    let mut status = c.status.clone();
+    let mut status = c.status;
     status.sort();
     o.push(
         "coord.status",
@@ -208,7 +208,7 @@ fn model_attempt(a: &model::state::Attempt, tracked: bool) -> String {
             opt(a.blocked_for),
             a.reconciles,
             a.reconcile_in,
-            list(&a.observed.assignment),
+            list(a.observed.assignment),
             opt(a.observed.leader),
             list(a.observed.isr.iter())
         )

@@ -43,7 +43,7 @@ pub fn walk(
     let mut actions = Vec::new();
     for c in choices {
         actions.clear();
-        model.enabled_actions(&state, &mut actions);
+        model.candidate_actions(&state, &mut actions);
         let enabled: Vec<_> = actions
             .iter()
             .filter_map(|a| model.step(&state, a).map(|r| (a, r)))
@@ -53,7 +53,7 @@ pub fn walk(
             break;
         }
         let (action, (post, out)) = &enabled[*c as usize % enabled.len()];
-        steps.push((*action).clone());
+        steps.push(*(*action));
         if let Err(mismatch) = harness.apply(model, &state, action, post, out) {
             return Err(Box::new(Divergence { steps, mismatch }));
         }

@@ -180,7 +180,7 @@ pub fn of_model(s: &model::SystemState, buf: &mut Vec<u64>) {
     o.u(mask(c.live.iter().map(u64::from)));
     o.u(opt(c.rid.map(u64::from)));
     o.u(opt(c.overall.map(task_status_model)));
-    let mut status: Vec<_> = c.status.clone();
+    let mut status: Vec<_> = c.status.to_vec();
     status.sort();
     o.u(status.len() as u64);
     for (b, st) in &status {

@@ -40,7 +40,7 @@ fn f1_a_drained_leader_only_bucket_back_at_origin_is_canceled_not_reelected() {
         .last()
         .expect("outputs")
         .rules
-        .contains(&"R14.1b"));
+        .contains(rebalance_model::Rule::R14_1b));
 }
 
 /// C4 (found by mutation testing): no CI preset reaches R11's wait, because a one-replica ISR is
@@ -54,7 +54,10 @@ fn c4_at_target_with_a_target_replica_down_the_new_leaders_ack_waits() {
     assert_eq!(ok.steps, 7);
     let run = trace.replay().expect("valid");
     let last = run.outputs.last().expect("outputs");
-    assert!(last.rules.contains(&"R12") && last.rules.contains(&"R11"));
+    assert!(
+        last.rules.contains(rebalance_model::Rule::R12)
+            && last.rules.contains(rebalance_model::Rule::R11)
+    );
     assert!(last.sent.is_empty(), "R11 resent: {:?}", last.sent);
     assert_eq!(last.store_ops, 0, "R11 wrote");
     let end = run.states.last().expect("states");

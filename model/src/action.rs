@@ -1,14 +1,16 @@
 //! Model actions and what a step emits.
 
 use crate::message::{AdjustIsr, AdjustIsrResponse, Message, Nli, NliResponse};
+use crate::rule::RuleSet;
 use crate::state::Event;
 use crate::types::{Bucket, RebalanceId, Server};
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 /// One step of the system. Actions that run coordinator code carry `fail_store_op`: the k-th
 /// store operation of the step fails (spec 9); the action is not enabled if the step performs
 /// fewer than k store operations.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Action {
     /// R1, with the plan of [`crate::RebalanceModel::register_plan`].
@@ -75,7 +77,7 @@ impl Action {
 
     /// The same action with another `fail_store_op` (None for actions that cannot fail).
     pub fn with_fail_store_op(&self, k: Option<u8>) -> Action {
-        let mut a = self.clone();
+        let mut a = *self;
         match &mut a {
             Action::Register { fail_store_op }
             | Action::Cancel { fail_store_op }
@@ -131,17 +133,17 @@ pub enum ClientReply {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct StepOutput {
     /// Messages the coordinator sent (Nli, AdjustIsrResponse), in send order.
-    pub sent: Vec<Message>,
+    pub sent: SmallVec<[Message; 6]>,
     /// Messages servers sent (NliResponse, AdjustIsr).
-    pub server_sent: Vec<Message>,
+    pub server_sent: SmallVec<[Message; 1]>,
     /// Events the coordinator enqueued, in order.
-    pub enqueued: Vec<Event>,
+    pub enqueued: SmallVec<[Event; 4]>,
     pub reply: Option<ClientReply>,
     /// Store operations attempted (the failable ones of spec 9: writes of R1, R2, R5, R7.2, R9,
     /// R10, R15, R18 and the read of R16; R17, R19, R20 writes are assumed to succeed).
     pub store_ops: u8,
     /// Whether the step's store operation number `fail_store_op` failed.
     pub store_failed: bool,
-    /// Rules that fired, for coverage (e.g. "R7.4").
-    pub rules: Vec<&'static str>,
+    /// Rules that fired, for coverage.
+    pub rules: RuleSet,
 }

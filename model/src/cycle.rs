@@ -29,7 +29,7 @@ pub fn find_cycle(model: &RebalanceModel) -> CycleSearch {
     let fp = fingerprint(&init);
     color.insert(fp, ON_STACK);
     let mut acts = Vec::new();
-    model.enabled_actions(&init, &mut acts);
+    model.candidate_actions(&init, &mut acts);
     stack.push((init, fp, acts, 0, None));
     let mut edges = 0;
     while let Some(top) = stack.last_mut() {
@@ -38,7 +38,7 @@ pub fn find_cycle(model: &RebalanceModel) -> CycleSearch {
             stack.pop();
             continue;
         }
-        let a = top.2[top.3].clone();
+        let a = top.2[top.3];
         top.3 += 1;
         let Some((next, _)) = model.step(&top.0, &a) else {
             continue;
@@ -50,7 +50,7 @@ pub fn find_cycle(model: &RebalanceModel) -> CycleSearch {
         let nfp = fingerprint(&next);
         match color.get(&nfp) {
             Some(&ON_STACK) => {
-                let mut path: Vec<Action> = stack.iter().filter_map(|f| f.4.clone()).collect();
+                let mut path: Vec<Action> = stack.iter().filter_map(|f| f.4).collect();
                 path.push(a);
                 return CycleSearch {
                     states: color.len(),
@@ -62,7 +62,7 @@ pub fn find_cycle(model: &RebalanceModel) -> CycleSearch {
             None => {
                 color.insert(nfp, ON_STACK);
                 let mut acts = Vec::new();
-                model.enabled_actions(&next, &mut acts);
+                model.candidate_actions(&next, &mut acts);
                 stack.push((next, nfp, acts, 0, Some(a)));
             }
         }

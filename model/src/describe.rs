@@ -85,26 +85,22 @@ pub fn action(a: &Action) -> String {
             fail_store_op,
         } => format!("coordinator: {}{}", event(e), fail(fail_store_op)),
         Action::DeliverNli { msg } => {
-            format!(
-                "s{}: handles {}",
-                msg.to,
-                message(&Message::Nli(msg.clone()))
-            )
+            format!("s{}: handles {}", msg.to, message(&Message::Nli(*msg)))
         }
         Action::DeliverNliResponse { msg, fail_store_op } => format!(
             "coordinator: handles {}{}",
-            message(&Message::NliResponse(msg.clone())),
+            message(&Message::NliResponse(*msg)),
             fail(fail_store_op)
         ),
         Action::DeliverAdjustIsr { msg, fail_store_op } => format!(
             "coordinator: handles {}{}",
-            message(&Message::AdjustIsr(msg.clone())),
+            message(&Message::AdjustIsr(*msg)),
             fail(fail_store_op)
         ),
         Action::DeliverAdjustIsrResponse { msg } => format!(
             "s{}: handles {}",
             msg.to,
-            message(&Message::AdjustIsrResponse(msg.clone()))
+            message(&Message::AdjustIsrResponse(*msg))
         ),
         Action::DropMessage { msg } => format!("network: loses {}", message(msg)),
         Action::DuplicateMessage { msg } => format!("network: duplicates {}", message(msg)),
@@ -226,6 +222,10 @@ pub fn step(model: &RebalanceModel, pre: &SystemState, a: &Action) -> Option<Str
         "{} -> {} [{}]",
         action(a),
         effects(pre, &post, &out),
-        out.rules.join(",")
+        out.rules
+            .iter()
+            .map(|r| r.label())
+            .collect::<Vec<_>>()
+            .join(",")
     ))
 }

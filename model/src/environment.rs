@@ -26,7 +26,7 @@ pub fn deliver_nli(s: &mut SystemState, msg: &Nli, failed_in_flight: bool) -> Op
                 leader_epoch: msg.leader_epoch,
                 bucket_epoch: msg.bucket_epoch,
                 leader: msg.leader,
-                replicas: msg.replicas.clone(),
+                replicas: msg.replicas,
                 isr: msg.isr,
                 isr_rejected: false,
             });
@@ -43,7 +43,7 @@ pub fn deliver_nli(s: &mut SystemState, msg: &Nli, failed_in_flight: bool) -> Op
     // state (only completion is modelled, D11), so delivering it changes only the network. It is
     // still returned, so a trace shows that the server answered.
     if ok || failed_in_flight {
-        s.send(response.clone());
+        s.send(response);
     }
     Some(response)
 }

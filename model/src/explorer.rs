@@ -17,7 +17,9 @@ impl Model for RebalanceModel {
     }
 
     fn actions(&self, state: &SystemState, actions: &mut Vec<Action>) {
-        self.enabled_actions(state, actions);
+        // Candidates, not the exact enabled set: `next_state` runs each once and drops those
+        // that turn out disabled, so no transition is computed twice.
+        self.candidate_actions(state, actions);
     }
 
     fn next_state(&self, state: &SystemState, action: Action) -> Option<SystemState> {

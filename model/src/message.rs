@@ -1,14 +1,14 @@
 //! Network messages (spec 3.4). Messages are values: a trace names a message by its content.
 
-use crate::types::{Bucket, Epoch, Key, LeaderAndIsr, Server, ServerSet};
+use crate::types::{Bucket, Epoch, Key, LeaderAndIsr, Replicas, Server, ServerSet};
 use serde::{Deserialize, Serialize};
 
 /// NotifyLeaderAndIsr, coordinator -> server.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Nli {
     pub to: Server,
     pub bucket: Bucket,
-    pub replicas: Vec<Server>,
+    pub replicas: Replicas,
     pub leader: Option<Server>,
     pub leader_epoch: Epoch,
     pub isr: ServerSet,
@@ -40,7 +40,7 @@ impl Nli {
 }
 
 /// Server -> coordinator answer to an Nli (R22).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct NliResponse {
     pub from: Server,
     pub bucket: Bucket,
@@ -49,7 +49,7 @@ pub struct NliResponse {
 }
 
 /// Leader -> coordinator ISR proposal (R21).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct AdjustIsr {
     pub from: Server,
     pub bucket: Bucket,
@@ -59,7 +59,7 @@ pub struct AdjustIsr {
 }
 
 /// The coordinator's verdict on an AdjustIsr (R18).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AdjustIsrResult {
     Ok(LeaderAndIsr),
@@ -67,7 +67,7 @@ pub enum AdjustIsrResult {
 }
 
 /// Coordinator -> leader answer to an AdjustIsr (R18, R24).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct AdjustIsrResponse {
     pub to: Server,
     pub bucket: Bucket,
@@ -75,7 +75,7 @@ pub struct AdjustIsrResponse {
 }
 
 /// Any in-flight message.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Message {
     Nli(Nli),

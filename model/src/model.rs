@@ -6,10 +6,12 @@ use crate::config::Config;
 use crate::coordinator::{responses_accepted, Step};
 use crate::environment;
 use crate::message::Message;
+use crate::rule::Rule;
 use crate::state::{
-    BucketMeta, Coordinator, Event, Ghost, LastStep, ReplicaView, ServerState, Store, SystemState,
+    BucketMeta, Coordinator, Event, Ghost, LastStep, Network, PerBucket, ReplicaView, ServerState,
+    Store, SystemState,
 };
-use crate::types::{BucketStatus, LeaderAndIsr, PlanEntry, PlanKind, ServerSet};
+use crate::types::{BucketStatus, LeaderAndIsr, Plan, PlanEntry, PlanKind, Replicas, ServerSet};
 
 /// The model of spec section 9: one configuration plus the enabled bug switches.
 #[derive(Clone, Debug)]
@@ -27,21 +29,22 @@ impl RebalanceModel {
     pub fn init_state(&self) -> SystemState {
         let cfg = &self.config;
         let ce = 1;
-        let buckets = BucketMeta {
-            assignment: cfg.buckets.iter().map(|b| b.assignment.clone()).collect(),
-            lai: cfg
-                .buckets
-                .iter()
-                .map(|b| LeaderAndIsr {
-                    leader: Some(b.leader),
-                    leader_epoch: 0,
-                    isr: ServerSet::from_servers(&b.assignment),
-                    bucket_epoch: 0,
-                    coordinator_epoch: ce,
-                })
-                .collect(),
-            deleted: vec![false; cfg.buckets.len()],
+        let mut buckets = BucketMeta {
+            assignment: PerBucket::new(),
+            lai: PerBucket::new(),
+            deleted: PerBucket::new(),
         };
+        for b in &cfg.buckets {
+            buckets.assignment.push(Replicas::from_slice(&b.assignment));
+            buckets.lai.push(LeaderAndIsr {
+                leader: Some(b.leader),
+                leader_epoch: 0,
+                isr: ServerSet::from_servers(&b.assignment),
+                bucket_epoch: 0,
+                coordinator_epoch: ce,
+            });
+            buckets.deleted.push(false);
+        }
         let servers = (0..cfg.servers)
             .map(|s| ServerState {
                 up: true,
@@ -54,24 +57,24 @@ impl RebalanceModel {
                             leader_epoch: 0,
                             bucket_epoch: 0,
                             leader: Some(b.leader),
-                            replicas: b.assignment.clone(),
+                            replicas: Replicas::from_slice(&b.assignment),
                             isr: ServerSet::from_servers(&b.assignment),
                             isr_rejected: false,
                         })
                     })
                     .collect(),
             })
-            .collect::<Vec<_>>();
+            .collect();
         let all = ServerSet::from_servers(&(0..cfg.servers).collect::<Vec<_>>());
         SystemState {
             store: Store {
                 task: None,
-                buckets: buckets.clone(),
+                buckets,
                 coordinator_epoch: ce,
             },
             coordinator: Coordinator::fresh(ce, all, buckets),
             servers,
-            network: Vec::new(),
+            network: Network::new(),
             budgets: cfg.budgets,
             ghost: Ghost::default(),
         }
@@ -80,20 +83,20 @@ impl RebalanceModel {
     /// The plan R1 is given: for each configured target bucket not deleted, `ors` = current
     /// assignment, `trs` = configured target, `old_leader` = current leader or `ors[0]`,
     /// `new_leader = trs[0]`.
-    pub fn register_plan(&self, state: &SystemState) -> Vec<PlanEntry> {
+    pub fn register_plan(&self, state: &SystemState) -> Plan {
         self.config
             .plan
             .iter()
             .filter(|t| !state.store.buckets.deleted[t.bucket as usize])
             .map(|t| {
-                let ors = state.store.buckets.assignment[t.bucket as usize].clone();
+                let ors = state.store.buckets.assignment[t.bucket as usize];
                 let old_leader = state.store.buckets.lai[t.bucket as usize]
                     .leader
                     .unwrap_or(ors[0]);
                 PlanEntry {
                     bucket: t.bucket,
                     ors,
-                    trs: t.target.clone(),
+                    trs: Replicas::from_slice(&t.target),
                     old_leader,
                     new_leader: t.target[0],
                 }
@@ -151,10 +154,10 @@ impl RebalanceModel {
                 self.process_event(st, pre, event);
             }
             Action::DeliverNli { msg } => {
-                if !st.s.take(&Message::Nli(msg.clone())) {
+                if !st.s.take(&Message::Nli(*msg)) {
                     return false;
                 }
-                st.fired("R22");
+                st.fired(Rule::R22);
                 if let Some(r) =
                     environment::deliver_nli(&mut st.s, msg, self.config.failed_responses_in_flight)
                 {
@@ -162,7 +165,7 @@ impl RebalanceModel {
                 }
             }
             Action::DeliverNliResponse { msg, .. } => {
-                if !st.s.take(&Message::NliResponse(msg.clone())) {
+                if !st.s.take(&Message::NliResponse(*msg)) {
                     return false;
                 }
                 let b = msg.bucket;
@@ -178,7 +181,7 @@ impl RebalanceModel {
                 }
             }
             Action::DeliverAdjustIsr { msg, .. } => {
-                if !st.s.take(&Message::AdjustIsr(msg.clone())) {
+                if !st.s.take(&Message::AdjustIsr(*msg)) {
                     return false;
                 }
                 let lai = pre.coordinator.cache.lai[msg.bucket as usize];
@@ -191,10 +194,10 @@ impl RebalanceModel {
                 }
             }
             Action::DeliverAdjustIsrResponse { msg } => {
-                if !st.s.take(&Message::AdjustIsrResponse(msg.clone())) {
+                if !st.s.take(&Message::AdjustIsrResponse(*msg)) {
                     return false;
                 }
-                st.fired("R24");
+                st.fired(Rule::R24);
                 environment::deliver_adjust_isr_response(&mut st.s, msg);
             }
             Action::DropMessage { msg } => {
@@ -208,7 +211,7 @@ impl RebalanceModel {
                     return false;
                 }
                 st.s.budgets.message_duplication -= 1;
-                st.s.duplicate(msg.clone());
+                st.s.duplicate(*msg);
             }
             Action::ProposeIsr { server, bucket } => {
                 if *server >= self.config.servers || *bucket >= self.config.bucket_count() {
@@ -217,9 +220,9 @@ impl RebalanceModel {
                 let Some(p) = environment::isr_proposal(pre, *server, *bucket) else {
                     return false;
                 };
-                st.fired("R21");
+                st.fired(Rule::R21);
                 let m = Message::AdjustIsr(p);
-                st.out.server_sent.push(m.clone());
+                st.out.server_sent.push(m);
                 st.s.send(m);
             }
             Action::CrashServer { server } => {
@@ -266,9 +269,7 @@ impl RebalanceModel {
                 st.tick();
                 // A tick that changes nothing is a stutter step; leaving it out keeps the
                 // graph free of self-loops (spec 7.3).
-                let mut same = st.s.clone();
-                same.ghost.last = pre.ghost.last.clone();
-                if same == *pre {
+                if !differs_ignoring_last(&st.s, pre) {
                     return false;
                 }
             }
@@ -286,7 +287,7 @@ impl RebalanceModel {
                 st.s.coordinator.queued_timeouts.retain(|k| k != key);
                 let before = st.s.clone();
                 let _ = st.on_timeout(*key);
-                let changed = strip_last(&st.s) != strip_last(&before);
+                let changed = differs_ignoring_last(&st.s, &before);
                 if !current {
                     if changed {
                         st.s.ghost.violations.stale_timeout_acted = true;
@@ -302,7 +303,7 @@ impl RebalanceModel {
                 st.s.coordinator.queued_reconciles.retain(|k| k != key);
                 let before = st.s.clone();
                 let _ = st.on_reconcile(*key);
-                let changed = strip_last(&st.s) != strip_last(&before);
+                let changed = differs_ignoring_last(&st.s, &before);
                 if !current {
                     if changed {
                         st.s.ghost.violations.stale_reconcile_acted = true;
@@ -320,69 +321,77 @@ impl RebalanceModel {
         }
     }
 
-    /// Every enabled action, in a fixed order (Stateright rebuilds paths by index).
-    pub fn enabled_actions(&self, state: &SystemState, out: &mut Vec<Action>) {
+    /// Every action that may be enabled in `state`, in a fixed order (Stateright rebuilds paths
+    /// by index), decided by cheap guards: [`RebalanceModel::step`] runs the action once and says
+    /// `None` when it is not enabled after all (a Tick that would change nothing). The variants
+    /// with a failing store operation are listed only when the store-failure budget is left;
+    /// they need the action's count of store operations, which only running it tells.
+    pub fn candidate_actions(&self, state: &SystemState, out: &mut Vec<Action>) {
+        let failable = state.budgets.store_failure > 0;
         let push = |a: Action, out: &mut Vec<Action>| {
-            if let Some((_, o)) = self.step(state, &a) {
-                let ops = o.store_ops;
-                let failable = a.can_fail_store() && state.budgets.store_failure > 0;
-                out.push(a.clone());
-                if failable {
-                    for k in 1..=ops {
+            out.push(a);
+            if failable && a.can_fail_store() {
+                if let Some((_, o)) = self.step(state, &a) {
+                    for k in 1..=o.store_ops {
                         out.push(a.with_fail_store_op(Some(k)));
                     }
                 }
             }
         };
-        push(
-            Action::Register {
-                fail_store_op: None,
-            },
-            out,
-        );
-        push(
-            Action::Cancel {
-                fail_store_op: None,
-            },
-            out,
-        );
-        if let Some(event) = state.coordinator.events.first() {
+        let b = &state.budgets;
+        if b.register > 0 {
             push(
-                Action::ProcessEvent {
-                    event: event.clone(),
+                Action::Register {
                     fail_store_op: None,
                 },
                 out,
             );
         }
-        let mut distinct: Vec<&Message> = state.network.iter().collect();
-        distinct.dedup();
-        for m in &distinct {
+        if b.cancel > 0 {
+            push(
+                Action::Cancel {
+                    fail_store_op: None,
+                },
+                out,
+            );
+        }
+        if let Some(event) = state.coordinator.events.first() {
+            push(
+                Action::ProcessEvent {
+                    event: *event,
+                    fail_store_op: None,
+                },
+                out,
+            );
+        }
+        let network = &state.network;
+        let distinct = || {
+            network
+                .iter()
+                .enumerate()
+                .filter(|(i, m)| *i == 0 || network[i - 1] != **m)
+                .map(|(_, m)| *m)
+        };
+        for m in distinct() {
             let a = match m {
-                Message::Nli(msg) => Action::DeliverNli { msg: msg.clone() },
+                Message::Nli(msg) => Action::DeliverNli { msg },
                 Message::NliResponse(msg) => Action::DeliverNliResponse {
-                    msg: msg.clone(),
+                    msg,
                     fail_store_op: None,
                 },
                 Message::AdjustIsr(msg) => Action::DeliverAdjustIsr {
-                    msg: msg.clone(),
+                    msg,
                     fail_store_op: None,
                 },
-                Message::AdjustIsrResponse(msg) => {
-                    Action::DeliverAdjustIsrResponse { msg: msg.clone() }
-                }
+                Message::AdjustIsrResponse(msg) => Action::DeliverAdjustIsrResponse { msg },
             };
             push(a, out);
         }
-        if state.budgets.message_loss > 0 {
-            for m in &distinct {
-                out.push(Action::DropMessage { msg: (*m).clone() });
-            }
+        if b.message_loss > 0 {
+            out.extend(distinct().map(|msg| Action::DropMessage { msg }));
         }
-        if state.budgets.message_duplication > 0 {
-            for m in &distinct {
-                out.push(Action::DuplicateMessage { msg: (*m).clone() });
-            }
+        if b.message_duplication > 0 {
+            out.extend(distinct().map(|msg| Action::DuplicateMessage { msg }));
         }
         for server in 0..self.config.servers {
             for bucket in 0..self.config.bucket_count() {
@@ -393,24 +402,47 @@ impl RebalanceModel {
         }
         for server in 0..self.config.servers {
             if state.servers[server as usize].up {
-                if state.budgets.server_crash > 0 {
+                if b.server_crash > 0 {
                     out.push(Action::CrashServer { server });
                 }
             } else {
                 out.push(Action::RestartServer { server });
             }
         }
-        if state.budgets.coordinator_crash > 0 {
+        if b.coordinator_crash > 0 {
             out.push(Action::CrashCoordinator);
         }
-        if state.budgets.bucket_deletion > 0 {
+        if b.bucket_deletion > 0 {
             for bucket in 0..self.config.bucket_count() {
                 if !state.store.buckets.deleted[bucket as usize] {
                     out.push(Action::DeleteBucket { bucket });
                 }
             }
         }
-        push(Action::Tick, out);
+        let c = &state.coordinator;
+        if !c.attempts.is_empty() || c.finalize_pending || c.recovery_pending {
+            push(Action::Tick, out);
+        }
+    }
+
+    /// Every enabled action, in the order of [`RebalanceModel::candidate_actions`].
+    pub fn enabled_actions(&self, state: &SystemState, out: &mut Vec<Action>) {
+        self.successors(state, |a, _, _| out.push(a));
+    }
+
+    /// Every enabled action with its successor and output, each computed once.
+    pub fn successors(
+        &self,
+        state: &SystemState,
+        mut visit: impl FnMut(Action, SystemState, StepOutput),
+    ) {
+        let mut candidates = Vec::new();
+        self.candidate_actions(state, &mut candidates);
+        for a in candidates {
+            if let Some((next, out)) = self.step(state, &a) {
+                visit(a, next, out);
+            }
+        }
     }
 
     /// The optional `max_network` search bound of the configuration.
@@ -431,17 +463,23 @@ impl RebalanceModel {
         {
             return false;
         }
-        let mut actions = Vec::new();
-        self.enabled_actions(state, &mut actions);
-        actions.is_empty()
+        let mut candidates = Vec::new();
+        self.candidate_actions(state, &mut candidates);
+        candidates.iter().all(|a| self.step(state, a).is_none())
     }
 }
 
-/// The state without the last-step ghost, to tell whether a step changed anything.
-fn strip_last(s: &SystemState) -> SystemState {
-    let mut s = s.clone();
-    s.ghost.last = LastStep::default();
-    s
+/// Whether `a` and `b` differ in anything but the last-step ghost (did a step change anything).
+fn differs_ignoring_last(a: &SystemState, b: &SystemState) -> bool {
+    a.store != b.store
+        || a.coordinator != b.coordinator
+        || a.servers != b.servers
+        || a.network != b.network
+        || a.budgets != b.budgets
+        || a.ghost.restored != b.ghost.restored
+        || a.ghost.final_recovered != b.ghost.final_recovered
+        || a.ghost.drained_after_cancel != b.ghost.drained_after_cancel
+        || a.ghost.violations != b.ghost.violations
 }
 
 /// R12's full fence evaluated on the state before the step: current context, matching key and

@@ -69,7 +69,7 @@ pub fn first_discoveries(model: &RebalanceModel, names: &[&'static str]) -> Vec<
         actions.clear();
         model.actions(&state, &mut actions);
         for (i, a) in actions.iter().enumerate() {
-            let Some(next) = model.next_state(&state, a.clone()) else {
+            let Some(next) = model.next_state(&state, *a) else {
                 continue;
             };
             if !model.within_bound(&next) {
@@ -115,8 +115,8 @@ fn rebuild(
     for &i in &indices {
         let mut enabled = Vec::new();
         model.actions(&state, &mut enabled);
-        let a = enabled[i].clone();
-        state = model.next_state(&state, a.clone()).expect("recorded edge");
+        let a = enabled[i];
+        state = model.next_state(&state, a).expect("recorded edge");
         actions.push(a);
     }
     Counterexample {

@@ -1,32 +1,43 @@
 //! The whole system's state (spec section 3), with the time abstraction of spec 9.
 
 use crate::config::Budgets;
+use crate::inline::InlineVec;
 use crate::message::Message;
 use crate::types::{
-    Bucket, BucketStatus, Epoch, Key, LeaderAndIsr, PlanEntry, RebalanceId, Server, ServerSet,
-    TaskStatus,
+    Bucket, BucketStatus, Epoch, Key, LeaderAndIsr, Plan, PlanEntry, RebalanceId, Replicas, Server,
+    ServerSet, TaskStatus, MAX_BUCKETS, MAX_SERVERS,
 };
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
+use std::hash::{Hash, Hasher};
+
+/// One value per bucket, indexed by bucket id.
+pub type PerBucket<T> = InlineVec<T, MAX_BUCKETS>;
+/// The in-flight messages. Rarely more than a handful; a longer network spills to the heap
+/// rather than failing.
+pub type Network = SmallVec<[Message; 8]>;
+/// The coordinator's event queue; like [`Network`], inline up to a small length.
+pub type EventQueue = SmallVec<[Event; 8]>;
 
 /// The persisted rebalance task (spec 3.1).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TaskNode {
     pub id: RebalanceId,
     pub status: TaskStatus,
     pub cancel_requested: bool,
-    pub plan: Vec<PlanEntry>,
+    pub plan: Plan,
 }
 
 /// Per-bucket metadata, both in the store and in the coordinator's write-through cache.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct BucketMeta {
-    pub assignment: Vec<Vec<Server>>,
-    pub lai: Vec<LeaderAndIsr>,
-    pub deleted: Vec<bool>,
+    pub assignment: PerBucket<Replicas>,
+    pub lai: PerBucket<LeaderAndIsr>,
+    pub deleted: PerBucket<bool>,
 }
 
 /// The store (ZooKeeper), spec 3.1. Survives coordinator crashes.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Store {
     pub task: Option<TaskNode>,
     pub buckets: BucketMeta,
@@ -34,9 +45,9 @@ pub struct Store {
 }
 
 /// `observed = (assignment, leader, set(isr))`; epochs deliberately excluded (spec 3.2).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Observed {
-    pub assignment: Vec<Server>,
+    pub assignment: Replicas,
     pub leader: Option<Server>,
     pub isr: ServerSet,
 }
@@ -48,7 +59,7 @@ pub struct Observed {
 /// `last_progress_ms`, `blocked_since_ms` and `next_reconcile_ms` and only advance while the
 /// attempt is tracked (R14 is their only reader). Ages saturate one above the threshold they
 /// are compared with, which keeps every comparison of section 5.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Attempt {
     pub key: Key,
     pub age: u8,
@@ -60,7 +71,7 @@ pub struct Attempt {
 }
 
 /// Coordinator-internal events (spec 3.2).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     Timeout { key: Key },
@@ -78,46 +89,47 @@ pub struct Coordinator {
     pub cache: BucketMeta,
     pub rid: Option<RebalanceId>,
     pub overall: Option<TaskStatus>,
-    pub plan: Vec<PlanEntry>,
+    pub plan: Plan,
     /// `status[b]` for every plan bucket.
-    pub status: Vec<(Bucket, BucketStatus)>,
-    pub pending: Vec<Bucket>,
+    pub status: InlineVec<(Bucket, BucketStatus), MAX_BUCKETS>,
+    pub pending: InlineVec<Bucket, MAX_BUCKETS>,
     /// Active attempts by bucket; running iff the status is REBALANCING, tracked iff TIMEOUT.
-    pub attempts: Vec<(Bucket, Attempt)>,
-    pub queued_timeouts: Vec<Key>,
-    pub queued_reconciles: Vec<Key>,
+    pub attempts: InlineVec<(Bucket, Attempt), MAX_BUCKETS>,
+    /// Keys of the current rebalance only (R1 clears them), so at most one per bucket.
+    pub queued_timeouts: InlineVec<Key, MAX_BUCKETS>,
+    pub queued_reconciles: InlineVec<Key, MAX_BUCKETS>,
     pub cancel_requested: bool,
     pub finalize_pending: bool,
     pub finalize_queued: bool,
     pub recovery_pending: bool,
     pub recovery_queued: bool,
     /// The event queue, FIFO; the front is the only event that can be processed next.
-    pub events: Vec<Event>,
+    pub events: EventQueue,
 }
 
 /// A replica's adopted view of its bucket (spec 3.3).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ReplicaView {
     pub leader_epoch: Epoch,
     pub bucket_epoch: Epoch,
     pub leader: Option<Server>,
-    pub replicas: Vec<Server>,
+    pub replicas: Replicas,
     pub isr: ServerSet,
     pub isr_rejected: bool,
 }
 
 /// A tablet server (spec 3.3). Views survive a restart (they are on disk).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ServerState {
     pub up: bool,
     pub last_ce: Epoch,
     /// `views[b]`: this server's view of bucket `b`, if it ever adopted one.
-    pub views: Vec<Option<ReplicaView>>,
+    pub views: PerBucket<Option<ReplicaView>>,
 }
 
 /// History the protocol does not keep, for properties (spec 7). Set only by generic code paths
 /// of the model, never by a bug switch.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Ghost {
     /// Buckets restored as tracked attempts by the last recovery of the current rebalance.
     pub restored: ServerSet,
@@ -132,7 +144,7 @@ pub struct Ghost {
 }
 
 /// Sticky flags: once a step broke a history invariant, every later state shows it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Violations {
     pub admitted_while_capped: bool,
     pub stale_timeout_acted: bool,
@@ -148,7 +160,7 @@ pub struct Violations {
 }
 
 /// Non-sticky facts about the last step.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LastStep {
     pub timed_out_bucket_completed: bool,
     pub recovered_bucket_completed: bool,
@@ -163,15 +175,74 @@ pub struct LastStep {
 
 /// The whole system (spec 3): store, coordinator with its event queue, servers, network,
 /// budgets left and ghosts.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SystemState {
     pub store: Store,
     pub coordinator: Coordinator,
-    pub servers: Vec<ServerState>,
+    pub servers: InlineVec<ServerState, MAX_SERVERS>,
     /// A multiset kept sorted, so equal multisets are equal states.
-    pub network: Vec<Message>,
+    pub network: Network,
     pub budgets: Budgets,
     pub ghost: Ghost,
+}
+
+/// Hashes the derived field encodings through one buffer: the checker fingerprints every
+/// successor, and one bulk write to its hasher is several times cheaper than the few hundred
+/// one-byte writes the derived impl would make. Equal states still hash equally: the byte
+/// stream is exactly the derived one.
+impl Hash for SystemState {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let mut sink = ByteSink {
+            inner: state,
+            buf: [0; 1024],
+            len: 0,
+        };
+        self.store.hash(&mut sink);
+        self.coordinator.hash(&mut sink);
+        self.servers.hash(&mut sink);
+        self.network.hash(&mut sink);
+        self.budgets.hash(&mut sink);
+        self.ghost.hash(&mut sink);
+        sink.flush();
+    }
+}
+
+/// A `Hasher` that buffers the bytes written to it and passes them on in large writes.
+struct ByteSink<'a, H: Hasher> {
+    inner: &'a mut H,
+    buf: [u8; 1024],
+    len: usize,
+}
+
+impl<H: Hasher> ByteSink<'_, H> {
+    fn flush(&mut self) {
+        self.inner.write(&self.buf[..self.len]);
+        self.len = 0;
+    }
+}
+
+impl<H: Hasher> Hasher for ByteSink<'_, H> {
+    fn write(&mut self, bytes: &[u8]) {
+        if self.len + bytes.len() > self.buf.len() {
+            self.flush();
+            if bytes.len() > self.buf.len() {
+                self.inner.write(bytes);
+                return;
+            }
+        }
+        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+    }
+    fn write_u8(&mut self, i: u8) {
+        if self.len == self.buf.len() {
+            self.flush();
+        }
+        self.buf[self.len] = i;
+        self.len += 1;
+    }
+    fn finish(&self) -> u64 {
+        unreachable!("a ByteSink only forwards bytes; the caller's hasher finishes")
+    }
 }
 
 impl Coordinator {
@@ -240,18 +311,18 @@ impl Coordinator {
             cache,
             rid: None,
             overall: None,
-            plan: Vec::new(),
-            status: Vec::new(),
-            pending: Vec::new(),
-            attempts: Vec::new(),
-            queued_timeouts: Vec::new(),
-            queued_reconciles: Vec::new(),
+            plan: Plan::new(),
+            status: InlineVec::new(),
+            pending: InlineVec::new(),
+            attempts: InlineVec::new(),
+            queued_timeouts: InlineVec::new(),
+            queued_reconciles: InlineVec::new(),
             cancel_requested: false,
             finalize_pending: false,
             finalize_queued: false,
             recovery_pending: false,
             recovery_queued: false,
-            events: Vec::new(),
+            events: EventQueue::new(),
         }
     }
 }
@@ -281,10 +352,12 @@ impl SystemState {
         }
     }
     pub fn live(&self) -> ServerSet {
-        ServerSet::from_servers(
-            &(0..self.servers.len() as u8)
-                .filter(|s| self.servers[*s as usize].up)
-                .collect::<Vec<_>>(),
-        )
+        let mut live = ServerSet::EMPTY;
+        for (s, st) in self.servers.iter().enumerate() {
+            if st.up {
+                live.insert(s as Server);
+            }
+        }
+        live
     }
 }

@@ -109,7 +109,7 @@ impl Trace {
             let pre = states.last().expect("init state");
             let (next, out) = model.step(pre, action).ok_or(TraceError::NotEnabled {
                 index,
-                action: action.clone(),
+                action: *action,
             })?;
             states.push(next);
             outputs.push(out);

@@ -1,7 +1,18 @@
 //! Identifiers, statuses and the plan (spec sections 2 and 3).
 
+use crate::inline::InlineVec;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+/// Servers are `0..MAX_SERVERS` ([`ServerSet`] is an 8-bit mask).
+pub const MAX_SERVERS: usize = 8;
+/// Buckets are `0..MAX_BUCKETS`; per-bucket state is stored inline at this capacity.
+pub const MAX_BUCKETS: usize = 8;
+
+/// An ordered replica list (an assignment, `ors`, `trs`, `rs`), stored inline.
+pub type Replicas = InlineVec<Server, MAX_SERVERS>;
+/// A plan: one entry per plan bucket, in admission order.
+pub type Plan = InlineVec<PlanEntry, MAX_BUCKETS>;
 
 /// A tablet server id, `0..servers` (spec 2).
 pub type Server = u8;
@@ -76,7 +87,9 @@ impl<'de> Deserialize<'de> for ServerSet {
 }
 
 /// The execution key of a bucket's attempt in a rebalance (spec 2, D2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub struct Key {
     pub rid: RebalanceId,
     pub bucket: Bucket,
@@ -109,9 +122,12 @@ impl TaskStatus {
 }
 
 /// A plan bucket's status in the manager (spec 3.2). `TIMEOUT` is not final.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum BucketStatus {
+    #[default]
     NotStarted,
     Rebalancing,
     Timeout,
@@ -143,11 +159,13 @@ impl BucketStatus {
 }
 
 /// One bucket's entry of a plan (spec 2).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub struct PlanEntry {
     pub bucket: Bucket,
-    pub ors: Vec<Server>,
-    pub trs: Vec<Server>,
+    pub ors: Replicas,
+    pub trs: Replicas,
     pub old_leader: Server,
     pub new_leader: Server,
 }
@@ -162,9 +180,13 @@ pub enum PlanKind {
 
 impl PlanEntry {
     /// `rs`: `trs` followed by the members of `ors` not in `trs`, in `ors` order (spec 2).
-    pub fn rs(&self) -> Vec<Server> {
-        let mut rs = self.trs.clone();
-        rs.extend(self.ors.iter().filter(|s| !self.trs.contains(s)));
+    pub fn rs(&self) -> Replicas {
+        let mut rs = self.trs;
+        for s in self.ors.iter() {
+            if !self.trs.contains(s) {
+                rs.push(*s);
+            }
+        }
         rs
     }
     pub fn moving(&self) -> bool {
@@ -185,7 +207,9 @@ impl PlanEntry {
 }
 
 /// The stored LeaderAndIsr of a bucket (spec 3.1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub struct LeaderAndIsr {
     pub leader: Option<Server>,
     pub leader_epoch: Epoch,

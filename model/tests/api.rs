@@ -126,9 +126,9 @@ fn step_reports_reply_store_ops_and_rules() {
         Some(ClientReply::Register(RegisterReply::Accepted(1)))
     );
     assert_eq!(out.store_ops, 2, "R1's task write and R9's Phase A write");
-    assert!(out.rules.contains(&"R9"));
+    assert!(out.rules.contains(rebalance_model::Rule::R9));
     assert_eq!(out.sent.len(), 2, "Nli to both live members of the union");
-    assert_eq!(s1.store.buckets.assignment[0], vec![1, 0]);
+    assert_eq!(s1.store.buckets.assignment[0].as_slice(), [1, 0]);
     // The third store operation does not exist in this step.
     assert!(model
         .step(
@@ -147,7 +147,11 @@ fn step_reports_reply_store_ops_and_rules() {
         )
         .unwrap();
     assert!(out.store_failed);
-    assert_eq!(s2.store.buckets.assignment[0], vec![0], "Phase A aborted");
+    assert_eq!(
+        s2.store.buckets.assignment[0].as_slice(),
+        [0],
+        "Phase A aborted"
+    );
     assert_eq!(s2.budgets.store_failure, 1);
 }
 

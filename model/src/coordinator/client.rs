@@ -1,15 +1,16 @@
 //! Client requests: R1 (Register) and R2 (Cancel).
 
-use super::{Flow, Step};
+use super::{Flow, Rule, Step};
 use crate::action::{CancelReply, ClientReply, RegisterReply};
 use crate::bug::Bug;
+use crate::inline::InlineVec;
 use crate::state::{Ghost, TaskNode};
-use crate::types::{BucketStatus, PlanEntry, TaskStatus};
+use crate::types::{Bucket, BucketStatus, Plan, TaskStatus, MAX_BUCKETS};
 
 impl Step<'_> {
     /// R1 Register(plan).
-    pub fn register(&mut self, plan: Vec<PlanEntry>) -> Flow {
-        self.fired("R1");
+    pub fn register(&mut self, plan: Plan) -> Flow {
+        self.fired(Rule::R1);
         if self.s.coordinator.has_in_progress() {
             self.out.reply = Some(ClientReply::Register(RegisterReply::RejectedInProgress));
             return Ok(());
@@ -23,7 +24,7 @@ impl Step<'_> {
             id,
             status: TaskStatus::NotStarted,
             cancel_requested: false,
-            plan: plan.clone(),
+            plan,
         });
         // Reset the manager; the event queue is kept.
         let c = &mut self.s.coordinator;
@@ -61,7 +62,7 @@ impl Step<'_> {
 
     /// R2 Cancel.
     pub fn cancel(&mut self) -> Flow {
-        self.fired("R2");
+        self.fired(Rule::R2);
         let c = &self.s.coordinator;
         if c.rid.is_none() || c.overall_is_final() {
             self.out.reply = Some(ClientReply::Cancel(CancelReply::NothingToCancel));
@@ -85,7 +86,7 @@ impl Step<'_> {
                 id: c.rid.expect("checked above"),
                 status: TaskStatus::Rebalancing,
                 cancel_requested: true,
-                plan: c.plan.clone(),
+                plan: c.plan,
             });
         }
         self.s.coordinator.cancel_requested = true;
@@ -101,7 +102,7 @@ impl Step<'_> {
             }
         }
         self.out.reply = Some(ClientReply::Cancel(CancelReply::Accepted));
-        let active: Vec<_> = self
+        let active: InlineVec<Bucket, MAX_BUCKETS> = self
             .s
             .coordinator
             .attempts

@@ -1,6 +1,6 @@
 //! Admission and execution: R3-R11, and R6 `finish`.
 
-use super::{Flow, Step};
+use super::{Flow, Rule, Step};
 use crate::bug::Bug;
 use crate::state::Attempt;
 use crate::types::{Bucket, BucketStatus, Key, PlanKind, Server};
@@ -23,7 +23,7 @@ impl Step<'_> {
             if self.s.coordinator.status_of(b) != Some(BucketStatus::NotStarted) {
                 continue;
             }
-            self.fired("R3");
+            self.fired(Rule::R3);
             // Ghosts of INV-TRACKED-BOUND, INV-CANCEL-NO-NEW-WORK, INV-NO-ADMIT-AFTER-FINAL.
             if self.s.coordinator.tracked_count() >= self.config.max_tracked_timed_out as usize {
                 self.s.ghost.violations.admitted_while_capped = true;
@@ -50,7 +50,7 @@ impl Step<'_> {
 
     /// R4 `execute(b)`.
     pub fn execute(&mut self, b: Bucket) -> Flow {
-        self.fired("R4");
+        self.fired(Rule::R4);
         if self.deleted(b) {
             return self.finish(b, BucketStatus::Completed, None);
         }
@@ -63,7 +63,7 @@ impl Step<'_> {
 
     /// R5 `lead(b)`: leader-only election (D3).
     pub fn lead(&mut self, b: Bucket) -> Flow {
-        self.fired("R5");
+        self.fired(Rule::R5);
         let e = self.entry(b);
         let lai = self.lai(b);
         if lai.leader == Some(e.new_leader) {
@@ -77,7 +77,7 @@ impl Step<'_> {
             return Ok(());
         }
         self.note_new_work();
-        let assignment = self.assignment(b).clone();
+        let assignment = *self.assignment(b);
         self.write_bucket(b, assignment, Some(c), lai.isr, true)?;
         self.send_current(b);
         Ok(())
@@ -86,7 +86,7 @@ impl Step<'_> {
     /// R6 `finish(b, st)`. `ack` is the responder whose NliResponse completed the bucket (R12),
     /// for the ghost of INV-COMPLETED-ACKED.
     pub fn finish(&mut self, b: Bucket, st: BucketStatus, ack: Option<Server>) -> Flow {
-        self.fired("R6");
+        self.fired(Rule::R6);
         let before = self.s.coordinator.status_of(b);
         if st == BucketStatus::Completed {
             self.note_completion(b, before, ack);
@@ -143,11 +143,11 @@ impl Step<'_> {
     pub fn resume(&mut self, b: Bucket) -> Flow {
         let e = self.entry(b);
         if self.final_state(b) {
-            self.fired("R7.1");
+            self.fired(Rule::R7_1);
             self.send_current(b);
             Ok(())
         } else if self.at_target(b) {
-            self.fired("R7.2");
+            self.fired(Rule::R7_2);
             if self.caught_up(b) {
                 self.shrink_at_target(b)
             } else {
@@ -155,10 +155,10 @@ impl Step<'_> {
                 Ok(())
             }
         } else if self.caught_up(b) {
-            self.fired("R7.3");
+            self.fired(Rule::R7_3);
             self.phase_b(b)
         } else if *self.assignment(b) == e.rs() {
-            self.fired("R7.4");
+            self.fired(Rule::R7_4);
             if self.bug(Bug::EpochBumpOnRetry) {
                 // E.6: the retry rewrites the union, bumping the bucket epoch.
                 let lai = self.lai(b);
@@ -167,7 +167,7 @@ impl Step<'_> {
             self.send_current(b);
             Ok(())
         } else {
-            self.fired("R7.5");
+            self.fired(Rule::R7_5);
             self.phase_a(b)
         }
     }
@@ -184,7 +184,7 @@ impl Step<'_> {
         if *self.assignment(b) == e.trs && leader == lai.leader && isr == lai.isr {
             return Ok(());
         }
-        self.write_bucket(b, e.trs.clone(), leader, isr, true)?;
+        self.write_bucket(b, e.trs, leader, isr, true)?;
         self.send_current(b);
         Ok(())
     }
@@ -200,7 +200,7 @@ impl Step<'_> {
 
     /// R9 Phase A: grow the assignment to the union `rs`; leader and ISR unchanged.
     pub fn phase_a(&mut self, b: Bucket) -> Flow {
-        self.fired("R9");
+        self.fired(Rule::R9);
         self.note_new_work();
         let e = self.entry(b);
         let lai = self.lai(b);
@@ -211,24 +211,18 @@ impl Step<'_> {
 
     /// R10 Phase B: assignment to `trs`, ISR restricted to `trs`. Completion needs R12's ack.
     pub fn phase_b(&mut self, b: Bucket) -> Flow {
-        self.fired("R10");
+        self.fired(Rule::R10);
         let e = self.entry(b);
         let lai = self.lai(b);
         let leader = self.target_leader(b);
-        self.write_bucket(
-            b,
-            e.trs.clone(),
-            leader,
-            lai.isr.intersect(e.trs_set()),
-            true,
-        )?;
+        self.write_bucket(b, e.trs, leader, lai.isr.intersect(e.trs_set()), true)?;
         self.send_current(b);
         Ok(())
     }
 
     /// R11 `try_complete(b)` for a move bucket.
     pub fn try_complete(&mut self, b: Bucket) -> Flow {
-        self.fired("R11");
+        self.fired(Rule::R11);
         if self.deleted(b) {
             // R11: a deleted bucket is left to R14.1, which completes it; acting here would
             // resend on every ack, since `final_state` is false for a deleted bucket.

@@ -12,8 +12,11 @@ use crate::action::StepOutput;
 use crate::bug::{Bug, BugSet};
 use crate::config::Config;
 use crate::message::{Message, Nli};
+pub use crate::rule::Rule;
 use crate::state::{Event, Observed, SystemState};
-use crate::types::{Bucket, BucketStatus, Key, LeaderAndIsr, PlanEntry, PlanKind, Server};
+use crate::types::{
+    Bucket, BucketStatus, Key, LeaderAndIsr, PlanEntry, PlanKind, Replicas, Server,
+};
 
 /// A store operation failed: the rest of the step is skipped, every change already made stays
 /// (spec 5, "Abort"; R8).
@@ -46,8 +49,8 @@ impl<'a> Step<'a> {
         self.bugs.has(bug)
     }
 
-    pub fn fired(&mut self, rule: &'static str) {
-        self.out.rules.push(rule);
+    pub fn fired(&mut self, rule: Rule) {
+        self.out.rules.insert(rule);
     }
 
     /// Counts one failable store operation (spec 9); the `fail_store_op`-th one fails (R8).
@@ -64,13 +67,9 @@ impl<'a> Step<'a> {
     // ---- reads of the store through the write-through cache (spec 3.2) ----
 
     pub fn entry(&self, b: Bucket) -> PlanEntry {
-        self.s
-            .coordinator
-            .plan_entry(b)
-            .cloned()
-            .expect("plan bucket")
+        *self.s.coordinator.plan_entry(b).expect("plan bucket")
     }
-    pub fn assignment(&self, b: Bucket) -> &Vec<Server> {
+    pub fn assignment(&self, b: Bucket) -> &Replicas {
         &self.s.coordinator.cache.assignment[b as usize]
     }
     pub fn lai(&self, b: Bucket) -> LeaderAndIsr {
@@ -121,7 +120,7 @@ impl<'a> Step<'a> {
     pub fn observe(&self, b: Bucket) -> Observed {
         let lai = self.lai(b);
         Observed {
-            assignment: self.assignment(b).clone(),
+            assignment: *self.assignment(b),
             leader: lai.leader,
             isr: lai.isr,
         }
@@ -154,8 +153,8 @@ impl<'a> Step<'a> {
     /// ascending server order. No store write, no epoch change.
     pub fn send_current(&mut self, b: Bucket) {
         let lai = self.lai(b);
-        let mut replicas_sorted = self.assignment(b).clone();
-        replicas_sorted.sort();
+        let mut replicas_sorted = *self.assignment(b);
+        replicas_sorted.sort_unstable();
         let exec_key = self.key_of(b);
         for to in replicas_sorted {
             if !self.s.coordinator.live.contains(to) {
@@ -164,7 +163,7 @@ impl<'a> Step<'a> {
             let m = Message::Nli(Nli {
                 to,
                 bucket: b,
-                replicas: self.assignment(b).clone(),
+                replicas: *self.assignment(b),
                 leader: lai.leader,
                 leader_epoch: lai.leader_epoch,
                 isr: lai.isr,
@@ -172,7 +171,7 @@ impl<'a> Step<'a> {
                 coordinator_epoch: self.s.coordinator.ce,
                 exec_key,
             });
-            self.out.sent.push(m.clone());
+            self.out.sent.push(m);
             self.s.send(m);
         }
     }
@@ -183,7 +182,7 @@ impl<'a> Step<'a> {
     pub fn write_bucket(
         &mut self,
         b: Bucket,
-        assignment: Vec<Server>,
+        assignment: Replicas,
         leader: Option<Server>,
         isr: crate::types::ServerSet,
         failable: bool,
@@ -200,7 +199,7 @@ impl<'a> Step<'a> {
     pub fn write_bucket_raw(
         &mut self,
         b: Bucket,
-        assignment: Vec<Server>,
+        assignment: Replicas,
         leader: Option<Server>,
         isr: crate::types::ServerSet,
         failable: bool,
@@ -220,7 +219,7 @@ impl<'a> Step<'a> {
             coordinator_epoch: self.s.coordinator.ce,
         };
         let i = b as usize;
-        self.s.store.buckets.assignment[i] = assignment.clone();
+        self.s.store.buckets.assignment[i] = assignment;
         self.s.store.buckets.lai[i] = new;
         // Write-through: the cache changes only after the store write succeeded.
         self.s.coordinator.cache.assignment[i] = assignment;
@@ -229,7 +228,7 @@ impl<'a> Step<'a> {
     }
 
     pub fn enqueue(&mut self, e: Event) {
-        self.out.enqueued.push(e.clone());
+        self.out.enqueued.push(e);
         self.s.coordinator.events.push(e);
     }
 

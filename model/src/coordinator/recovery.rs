@@ -1,7 +1,7 @@
 //! Crash, restart and recovery: R16 (Recover), R17 (coordinator crash), R19 and R20 (server
 //! crash and restart as the coordinator handles them).
 
-use super::{Flow, Step};
+use super::{Flow, Rule, Step};
 use crate::bug::Bug;
 use crate::state::{Attempt, Coordinator, Event};
 use crate::types::{Bucket, BucketStatus, Key, Server, ServerSet, TaskStatus};
@@ -10,11 +10,11 @@ impl Step<'_> {
     /// R17: every volatile field is lost; the new incarnation bumps the coordinator epoch
     /// (assumed to succeed), reloads the cache and enqueues Recover.
     pub fn crash_coordinator(&mut self) {
-        self.fired("R17");
+        self.fired(Rule::R17);
         self.s.store.coordinator_epoch += 1;
         let ce = self.s.store.coordinator_epoch;
         let live = self.s.live();
-        let cache = self.s.store.buckets.clone();
+        let cache = self.s.store.buckets;
         self.s.coordinator = Coordinator::fresh(ce, live, cache);
         self.s.coordinator.recovery_pending = true;
         self.s.coordinator.recovery_queued = true;
@@ -23,17 +23,17 @@ impl Step<'_> {
 
     /// R16 Recover.
     pub fn on_recover(&mut self) -> Flow {
-        self.fired("R16");
+        self.fired(Rule::R16);
         self.s.coordinator.recovery_queued = false;
         // The read may fail: recovery stays pending and R23 re-enqueues it (D6).
         self.store_op()?;
-        let Some(task) = self.s.store.task.clone() else {
+        let Some(task) = self.s.store.task else {
             self.s.coordinator.recovery_pending = false;
             return Ok(());
         };
         let c = &mut self.s.coordinator;
         c.rid = Some(task.id);
-        c.plan = task.plan.clone();
+        c.plan = task.plan;
         c.cancel_requested = task.cancel_requested;
         self.s.ghost.restored = ServerSet::EMPTY;
         self.s.ghost.final_recovered = false;
@@ -99,7 +99,7 @@ impl Step<'_> {
 
     /// R19 as the coordinator handles a server crash. Its writes are assumed to succeed (D10).
     pub fn on_server_crash(&mut self, s: Server) {
-        self.fired("R19");
+        self.fired(Rule::R19);
         self.s.coordinator.live.remove(s);
         for b in 0..self.config.bucket_count() {
             if self.deleted(b) || !self.assignment(b).contains(&s) {
@@ -121,7 +121,7 @@ impl Step<'_> {
                 lai.leader
             };
             if (leader, isr) != (lai.leader, lai.isr) {
-                let assignment = self.assignment(b).clone();
+                let assignment = *self.assignment(b);
                 let _ = self.write_bucket(b, assignment, leader, isr, false);
                 self.send_current(b);
             }
@@ -130,7 +130,7 @@ impl Step<'_> {
 
     /// R20 as the coordinator handles a server restart.
     pub fn on_server_restart(&mut self, s: Server) {
-        self.fired("R20");
+        self.fired(Rule::R20);
         self.s.coordinator.live.insert(s);
         for b in 0..self.config.bucket_count() {
             if self.deleted(b) || !self.assignment(b).contains(&s) {
@@ -138,7 +138,7 @@ impl Step<'_> {
             }
             let lai = self.lai(b);
             if lai.leader.is_none() {
-                let assignment = self.assignment(b).clone();
+                let assignment = *self.assignment(b);
                 if let Some(l) = self.elect(b, &assignment) {
                     let _ = self.write_bucket(b, assignment, Some(l), lai.isr, false);
                 }

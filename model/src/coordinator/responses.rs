@@ -1,6 +1,6 @@
 //! Responses and ISR changes: R12 (NliResponse) and R18 (AdjustIsr).
 
-use super::{Flow, Step};
+use super::{Flow, Rule, Step};
 use crate::action::StepOutput;
 use crate::bug::Bug;
 use crate::message::{AdjustIsr, AdjustIsrResponse, AdjustIsrResult, Message, NliResponse};
@@ -19,7 +19,7 @@ impl Step<'_> {
 
     /// R12 NliResponse. Only the completion part is modelled (D11).
     pub fn on_nli_response(&mut self, msg: &NliResponse) -> Flow {
-        self.fired("R12");
+        self.fired(Rule::R12);
         let b = msg.bucket;
         let Some(key) = self.key_of(b) else {
             return Ok(());
@@ -59,7 +59,7 @@ impl Step<'_> {
 
     /// R18 AdjustIsr.
     pub fn on_adjust_isr(&mut self, msg: &AdjustIsr) -> Flow {
-        self.fired("R18");
+        self.fired(Rule::R18);
         let b = msg.bucket;
         let lai = self.lai(b);
         let live = self.s.coordinator.live;
@@ -75,7 +75,7 @@ impl Step<'_> {
             self.s.ghost.last.adjust_isr_rejected = true;
             return Ok(());
         }
-        let assignment = self.assignment(b).clone();
+        let assignment = *self.assignment(b);
         if let Err(abort) = self.write_bucket(b, assignment, lai.leader, msg.isr, true) {
             // R8: a failed write answers Err to the leader.
             self.reply_adjust_isr(msg, AdjustIsrResult::Err);
@@ -100,7 +100,7 @@ impl Step<'_> {
             bucket: msg.bucket,
             result,
         });
-        self.out.sent.push(m.clone());
+        self.out.sent.push(m);
         self.s.send(m);
     }
 }

@@ -1,6 +1,6 @@
 //! Timer-driven rules: R13 (Timeout), R14 (Reconcile), R15 (finalize and its event), R23 (Tick).
 
-use super::{Flow, Step};
+use super::{Flow, Rule, Step};
 use crate::bug::Bug;
 use crate::state::Event;
 use crate::types::{BucketStatus, Key, PlanKind, RebalanceId, TaskStatus};
@@ -8,7 +8,7 @@ use crate::types::{BucketStatus, Key, PlanKind, RebalanceId, TaskStatus};
 impl Step<'_> {
     /// R13 Timeout(key).
     pub fn on_timeout(&mut self, key: Key) -> Flow {
-        self.fired("R13");
+        self.fired(Rule::R13);
         self.s.coordinator.queued_timeouts.retain(|k| *k != key);
         let b = key.bucket;
         // INV-FENCE-TIMEOUT: only the running attempt with exactly this key.
@@ -39,7 +39,7 @@ impl Step<'_> {
 
     /// R14 Reconcile(key).
     pub fn on_reconcile(&mut self, key: Key) -> Flow {
-        self.fired("R14");
+        self.fired(Rule::R14);
         self.s.coordinator.queued_reconciles.retain(|k| *k != key);
         let b = key.bucket;
         // INV-FENCE-RECONCILE: only the tracked attempt with exactly this key.
@@ -53,7 +53,7 @@ impl Step<'_> {
         // R14.1b (finding F1): after a cancel, a drained bucket that is back at origin is
         // canceled rather than moved again.
         if self.s.coordinator.cancel_requested && self.at_origin(b) {
-            self.fired("R14.1b");
+            self.fired(Rule::R14_1b);
             return self.finish(b, BucketStatus::Canceled, None);
         }
         // R14.2: progress accounting.
@@ -76,7 +76,7 @@ impl Step<'_> {
             .is_some_and(|t| t > self.config.target_unavailable_timeout_ticks)
             || a.since_progress > self.config.no_progress_timeout_ticks;
         if give_up {
-            self.fired("R14.3");
+            self.fired(Rule::R14_3);
             return self.finish(b, BucketStatus::Failed, None);
         }
         // R14.4: schedule the next reconcile.
@@ -94,7 +94,7 @@ impl Step<'_> {
 
     /// R15 `finalize()`.
     pub fn finalize(&mut self) -> Flow {
-        self.fired("R15");
+        self.fired(Rule::R15);
         let c = &mut self.s.coordinator;
         c.finalize_pending = true;
         let final_status = if c.cancel_requested {
@@ -119,7 +119,7 @@ impl Step<'_> {
                 id: c.rid.expect("finalize needs a rebalance"),
                 status: final_status,
                 cancel_requested: c.cancel_requested,
-                plan: c.plan.clone(),
+                plan: c.plan,
             });
         }
         c.overall = Some(final_status);
@@ -141,10 +141,10 @@ impl Step<'_> {
 
     /// R23 Tick: ages advance (spec 9), then the checker in ascending bucket order.
     pub fn tick(&mut self) {
-        self.fired("R23");
+        self.fired(Rule::R23);
         let cfg = self.config;
         let c = &mut self.s.coordinator;
-        let statuses = c.status.clone();
+        let statuses = c.status;
         for (b, a) in c.attempts.iter_mut() {
             let st = statuses.iter().find(|(x, _)| x == b).map(|(_, s)| *s);
             if st == Some(BucketStatus::Rebalancing) {
@@ -157,7 +157,7 @@ impl Step<'_> {
                 a.reconcile_in = a.reconcile_in.saturating_sub(1);
             }
         }
-        let attempts = self.s.coordinator.attempts.clone();
+        let attempts = self.s.coordinator.attempts;
         // R23.1: running attempts past the task timeout.
         for (b, a) in &attempts {
             if self.s.coordinator.is_running(*b)
