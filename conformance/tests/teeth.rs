@@ -9,29 +9,29 @@ use rebalance_model::{preset, Action, Bug, BugSet, Event, RebalanceModel, Trace}
 /// Per bug: the CI preset its counterexample is found on, the 1-based step at which the manager
 /// must diverge, and what that step is (the first step where the old behaviour differs).
 const EXPECTED: &[(Bug, &str, usize, Acts)] = &[
-    // E.1: the Timeout event finishes the bucket instead of tracking it.
+    // H1: the Timeout event finishes the bucket instead of tracking it.
     (Bug::TimeoutCompletes, "tiny", 4, Acts::TimeoutEvent),
-    // E.2: the finalize write (here the one a cancel triggers) fails and is ignored.
+    // H2: the finalize write (here the one a cancel triggers) fails and is ignored.
     (Bug::FinalNotPersisted, "ci-store", 2, Acts::StoreFault),
-    // E.3: the cancel's intent write fails and the cancel goes ahead.
+    // H3: the cancel's intent write fails and the cancel goes ahead.
     (
         Bug::CancelBestEffort,
         "ci-store",
         2,
         Acts::CancelWithStoreFault,
     ),
-    // E.5: a response with a stale context completes the bucket.
+    // H5: a response with a stale context completes the bucket.
     (Bug::NoRequestFencing, "ci-messages", 6, Acts::Response),
-    // E.6: the retry of Phase A bumps the bucket epoch.
+    // H6: the retry of Phase A bumps the bucket epoch.
     (Bug::EpochBumpOnRetry, "tiny", 5, Acts::ReconcileEvent),
-    // E.8: admission ignores the tracked cap (here right after recovery restored a bucket).
+    // H8: admission ignores the tracked cap (here right after recovery restored a bucket).
     (
         Bug::UnboundedTracked,
         "ci-two-buckets",
         7,
         Acts::RecoverEvent,
     ),
-    // E.10 and E.13: recovery puts a mid-migration bucket into pending.
+    // H10 and H13: recovery puts a mid-migration bucket into pending.
     (
         Bug::CancelAfterRestart,
         "ci-two-buckets",

@@ -1,4 +1,5 @@
-//! Historical bugs as switches (spec section 10). Each restores one old behaviour.
+//! Historical bugs as switches (spec section 10). Each restores one old behaviour, named by its
+//! `H<n>` entry in spec section 12.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -7,21 +8,21 @@ use std::str::FromStr;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Bug {
-    /// E.1: R13 finishes the bucket with a final TIMEOUT status; finalize writes COMPLETED.
+    /// H1: R13 finishes the bucket with a final TIMEOUT status; finalize writes COMPLETED.
     TimeoutCompletes,
-    /// E.2: R15 ignores a failed write and sets `overall` final anyway.
+    /// H2: R15 ignores a failed write and sets `overall` final anyway.
     FinalNotPersisted,
-    /// E.3: R2 ignores a failed write and cancels locally anyway.
+    /// H3: R2 ignores a failed write and cancels locally anyway.
     CancelBestEffort,
-    /// E.5: R12 skips the context and key checks.
+    /// H5: R12 skips the context and key checks.
     NoRequestFencing,
-    /// E.6: R7.4 rewrites the union with `bucket_epoch + 1`.
+    /// H6: R7.4 rewrites the union with `bucket_epoch + 1`.
     EpochBumpOnRetry,
-    /// E.8: R3 ignores `max_tracked_timed_out`.
+    /// H8: R3 ignores `max_tracked_timed_out`.
     UnboundedTracked,
-    /// E.10: R16 puts mid-migration buckets into `pending`; R2 cancels every pending bucket.
+    /// H10: R16 puts mid-migration buckets into `pending`; R2 cancels every pending bucket.
     CancelAfterRestart,
-    /// E.13: R16 `[late]`: every bucket pending, admission in plan order; R2 cancels only
+    /// H13: R16 `[late]`: every bucket pending, admission in plan order; R2 cancels only
     /// pending buckets at origin (the `[late]` `recovered` flag).
     RecoveryOrder,
 }

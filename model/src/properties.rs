@@ -173,7 +173,7 @@ fn stored_status(s: &SystemState) -> Option<TaskStatus> {
     (Some(task.id) == s.coordinator.rid).then_some(task.status)
 }
 
-/// S1-S3, S7, S8 of the reference.
+/// INV-STRUCTURE (spec 7.1).
 fn inv_structure(_: &M, s: &SystemState) -> bool {
     let c = &s.coordinator;
     for (b, st) in &c.status {

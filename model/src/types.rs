@@ -134,7 +134,7 @@ pub enum BucketStatus {
     Completed,
     Failed,
     Canceled,
-    /// Only reachable with the bug switch `timeout-completes` (E.1): the `[pre]` final TIMEOUT.
+    /// Only reachable with the bug switch `timeout-completes` (H1): the `[pre]` final TIMEOUT.
     TimeoutFinal,
 }
 

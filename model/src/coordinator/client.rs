@@ -79,7 +79,7 @@ impl Step<'_> {
                 self.s.ghost.last.cancel_store_failure = true;
                 return Ok(());
             }
-            // E.3: the failed write is ignored and the cancel proceeds locally.
+            // H3: the failed write is ignored and the cancel proceeds locally.
         } else {
             let c = &self.s.coordinator;
             self.s.store.task = Some(TaskNode {

@@ -160,7 +160,7 @@ impl Step<'_> {
         } else if *self.assignment(b) == e.rs() {
             self.fired(Rule::R7_4);
             if self.bug(Bug::EpochBumpOnRetry) {
-                // E.6: the retry rewrites the union, bumping the bucket epoch.
+                // H6: the retry rewrites the union, bumping the bucket epoch.
                 let lai = self.lai(b);
                 self.write_bucket_raw(b, e.rs(), lai.leader, lai.isr, true)?;
             }

@@ -46,7 +46,7 @@ impl Step<'_> {
             self.s.ghost.final_recovered = true;
             return Ok(());
         }
-        // Classify every bucket first, in plan order (the [final*] fix of E.13).
+        // Classify every bucket first, in plan order (the [final*] fix of H13, spec section 12).
         self.s.coordinator.status.clear();
         for e in &task.plan {
             let b = e.bucket;

@@ -16,7 +16,7 @@ impl Step<'_> {
             return Ok(());
         }
         if self.bug(Bug::TimeoutCompletes) {
-            // E.1: the timed-out bucket is finished with a final status and forgotten.
+            // H1: the timed-out bucket is finished with a final status and forgotten.
             return self.finish(b, BucketStatus::TimeoutFinal, None);
         }
         let observed = self.observe(b);
