@@ -10,6 +10,7 @@
 //! - [`Trace`] (version 1 JSON traces, see `spec/trace-format.md`).
 
 pub mod action;
+pub mod bench;
 pub mod bug;
 pub mod checker;
 pub mod config;

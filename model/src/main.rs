@@ -78,6 +78,36 @@ enum Command {
         /// The trace file.
         trace: String,
     },
+    /// Measure the model checker per configuration: an exhaustive DFS check for unique
+    /// states/s, transitions/s and memory, then a single-threaded profile of where one
+    /// transition's time goes. Exit 0, or 2 on bad usage or configuration.
+    ///
+    /// Peak RSS is the process's high-water mark (VmHWM), cumulative over the configurations
+    /// run so far; run one --config per process for a clean figure. "RSS B/st" is the growth
+    /// of VmRSS during the check (highest sample minus the value before) per unique state, a
+    /// rough figure for the bytes per stored state (DFS stores fingerprints only); memory
+    /// freed by an earlier configuration is reused, so it too is cleanest one per process.
+    /// "state B" is size_of::<SystemState>(), what one state takes on the DFS stack.
+    ///
+    /// The profile times, per expanded state: enumerate (candidate actions), step (every
+    /// candidate, less its clone), clone (of the state, once per candidate), hash (std's
+    /// SipHash fingerprint of every successor; Stateright's ahash is faster) and properties
+    /// (every condition on the state). Shares are of the sum of these phases.
+    Bench {
+        /// A preset name or a path to a JSON configuration file; repeatable. The default is
+        /// `tiny` and every `ci-*` preset, in the order of `configs`.
+        #[arg(long = "config", value_name = "NAME|FILE")]
+        configs: Vec<String>,
+        /// Checker threads for the DFS check (the profile is single-threaded).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
+        threads: u64,
+        /// States the profile expands (its own DFS over the same graph); 0 skips the profile.
+        #[arg(long, default_value_t = 200000)]
+        profile_states: usize,
+        /// Print one JSON object per configuration (one per line) instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn load_config(name: &str) -> Result<Config, String> {
@@ -129,6 +159,18 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
         },
+        Command::Bench {
+            configs,
+            threads,
+            profile_states,
+            json,
+        } => {
+            let threads = threads as usize;
+            match rebalance_model::bench::run_cli(&configs, threads, profile_states, json) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => usage(&e),
+            }
+        }
         Command::Check {
             model,
             strategy,
