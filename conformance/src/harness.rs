@@ -158,7 +158,7 @@ impl Harness {
         if let Some(k) = fault {
             self.manager.store_mut().fail_nth_op(u64::from(k));
         }
-        let effects = match action {
+        let mut effects = match action {
             Action::Register { .. } => {
                 let plan = translate::plan(&model.register_plan(pre));
                 self.input(mgr::Input::Register { plan })
@@ -217,6 +217,11 @@ impl Harness {
             | Action::DuplicateMessage { .. }
             | Action::ProposeIsr { .. } => Vec::new(),
         };
+        // Responses the model delivered at the end of the step because they can never be
+        // current again (spec 9, "dead messages"): the manager must ignore them as R12 does.
+        for r in &out.delivered_dead {
+            effects.extend(self.input(translate::nli_response(r)));
+        }
         self.absorb(&effects);
         if fault.is_some() && self.manager.store().fault_pending() {
             return Err(self.mismatch(

@@ -146,4 +146,7 @@ pub struct StepOutput {
     pub store_failed: bool,
     /// Rules that fired, for coverage.
     pub rules: RuleSet,
+    /// Dead responses the step delivered after its action, in order (spec 9, "dead
+    /// messages"); R12 ignored each.
+    pub delivered_dead: SmallVec<[NliResponse; 2]>,
 }

@@ -43,6 +43,9 @@ pub struct CheckReport {
     pub max_depth: usize,
     pub seconds: f64,
     pub exhaustive: bool,
+    /// Transitions not followed because they lead beyond `max_network` (0 without a bound):
+    /// the check is exhaustive only for the bounded graph.
+    pub truncated: u64,
     pub verdicts: Vec<(&'static str, Verdict)>,
 }
 
@@ -79,6 +82,7 @@ pub struct CheckOptions {
 pub fn check(model: &RebalanceModel, opts: &CheckOptions) -> CheckReport {
     // Never stop early: the counts must be those of the whole graph.
     let never = HasDiscoveries::AllOf(BTreeSet::from(["(never)"]));
+    model.reset_truncated();
     let builder = model
         .clone()
         .checker()
@@ -161,6 +165,7 @@ fn finish<C: Checker<RebalanceModel>>(
         max_depth: checker.max_depth(),
         seconds,
         exhaustive,
+        truncated: model.truncated(),
         verdicts,
     }
 }

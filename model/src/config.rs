@@ -73,6 +73,11 @@ pub struct Config {
     /// conformance also checks that the manager ignores every one of them.
     #[serde(default, skip_serializing_if = "is_false")]
     pub failed_responses_in_flight: bool,
+    /// Remove an Nli from the network as soon as its server would reject it forever (spec 9,
+    /// "dead messages"). Ignored with `failed_responses_in_flight`, where delivering it puts a
+    /// failed response in flight.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub collect_dead_messages: bool,
 }
 
 fn is_false(b: &bool) -> bool {

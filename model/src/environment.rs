@@ -48,6 +48,49 @@ pub fn deliver_nli(s: &mut SystemState, msg: &Nli, failed_in_flight: bool) -> Op
     Some(response)
 }
 
+/// Whether delivering this Nli changes nothing now, and so ever: R22 refuses an Nli from an
+/// older coordinator epoch, and one with older leader or bucket epochs than the view; a server's
+/// `last_ce` and view epochs never decrease (R22, R24). An Nli from a newer coordinator epoch is
+/// never dead, even with a stale view: accepting its epoch raises `last_ce`.
+pub fn nli_dead(s: &SystemState, m: &Nli) -> bool {
+    let server = &s.servers[m.to as usize];
+    m.coordinator_epoch < server.last_ce
+        || m.coordinator_epoch == server.last_ce
+            && server.views[m.bucket as usize]
+                .is_some_and(|v| m.bucket_epoch < v.bucket_epoch || m.leader_epoch < v.leader_epoch)
+}
+
+/// Whether this AdjustIsrResponse can never change its leader's view: the leader epoch moved
+/// on or the view already has this bucket epoch (R24 then ignores it; view epochs never
+/// decrease). An `Err` answer is never dead: it marks the proposal rejected.
+pub fn adjust_isr_response_dead(s: &SystemState, m: &AdjustIsrResponse) -> bool {
+    let AdjustIsrResult::Ok(lai) = &m.result else {
+        return false;
+    };
+    s.servers[m.to as usize].views[m.bucket as usize]
+        .is_some_and(|v| v.leader_epoch > lai.leader_epoch || v.bucket_epoch >= lai.bucket_epoch)
+}
+
+/// Removes every dead server-bound message from the network (spec 9, "dead messages"):
+/// delivering one would change nothing but the network, so removing it at once merges states
+/// that differ only by when it is delivered.
+pub fn collect_dead_server_messages(s: &mut SystemState) {
+    let dead = |s: &SystemState, m: &Message| match m {
+        Message::Nli(n) => nli_dead(s, n),
+        Message::AdjustIsrResponse(r) => adjust_isr_response_dead(s, r),
+        _ => false,
+    };
+    if !s.network.iter().any(|m| dead(s, m)) {
+        return;
+    }
+    let keep: Vec<bool> = s.network.iter().map(|m| !dead(s, m)).collect();
+    let mut i = 0;
+    s.network.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+}
+
 /// R24: the leader handles the coordinator's answer to its AdjustIsr.
 pub fn deliver_adjust_isr_response(s: &mut SystemState, msg: &AdjustIsrResponse) {
     let server = &mut s.servers[msg.to as usize];

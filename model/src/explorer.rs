@@ -31,7 +31,7 @@ impl Model for RebalanceModel {
     }
 
     fn within_boundary(&self, state: &SystemState) -> bool {
-        self.within_bound(state)
+        self.within_bound_counted(state)
     }
 
     fn format_action(&self, action: &Action) -> String {

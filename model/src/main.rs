@@ -263,6 +263,12 @@ fn print_text(model: &RebalanceModel, r: &CheckReport, config: &str, bugs: &[Bug
             " (not exhaustive)"
         }
     );
+    if let Some(n) = model.config.max_network {
+        println!(
+            "search bound max_network = {n}: {} transitions into states beyond it not followed",
+            r.truncated
+        );
+    }
     for (name, v) in &r.verdicts {
         match v {
             Verdict::Holds => println!("  {name:<30} holds"),
@@ -319,6 +325,7 @@ fn to_json(r: &CheckReport, config: &str, bugs: &[Bug]) -> String {
         "seconds": r.seconds,
         "states_per_second": r.states_per_second(),
         "exhaustive": r.exhaustive,
+        "truncated_transitions": r.truncated,
         "passed": r.passed(),
         "properties": verdicts,
     }))

@@ -12,17 +12,45 @@ use crate::state::{
     Store, SystemState,
 };
 use crate::types::{BucketStatus, LeaderAndIsr, Plan, PlanEntry, PlanKind, Replicas, ServerSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// The model of spec section 9: one configuration plus the enabled bug switches.
 #[derive(Clone, Debug)]
 pub struct RebalanceModel {
     pub config: Config,
     pub bugs: BugSet,
+    /// Transitions the checker did not follow because they lead beyond the configuration's
+    /// `max_network` bound (shared by the checker's clones of the model, so a report can say
+    /// how much the bound cut off rather than leave it silently unchecked).
+    truncated: Arc<AtomicU64>,
 }
 
 impl RebalanceModel {
     pub fn new(config: Config, bugs: BugSet) -> Self {
-        RebalanceModel { config, bugs }
+        RebalanceModel {
+            config,
+            bugs,
+            truncated: Arc::default(),
+        }
+    }
+
+    /// Transitions cut off by `max_network` since the last [`RebalanceModel::reset_truncated`].
+    pub fn truncated(&self) -> u64 {
+        self.truncated.load(Ordering::Relaxed)
+    }
+
+    pub fn reset_truncated(&self) {
+        self.truncated.store(0, Ordering::Relaxed);
+    }
+
+    /// [`RebalanceModel::within_bound`], counting the transitions it cuts off.
+    pub fn within_bound_counted(&self, state: &SystemState) -> bool {
+        let inside = self.within_bound(state);
+        if !inside {
+            self.truncated.fetch_add(1, Ordering::Relaxed);
+        }
+        inside
     }
 
     /// The single initial state: every server up and in sync with the store, no task.
@@ -104,6 +132,15 @@ impl RebalanceModel {
             .collect()
     }
 
+    /// Whether steps collect dead messages (spec 9): the configuration asks for it, failed
+    /// responses are not in flight (delivering a dead Nli would put one there), and R12 fences
+    /// (under `no-request-fencing` a stale response is not dead).
+    pub fn collects_dead_messages(&self) -> bool {
+        self.config.collect_dead_messages
+            && !self.config.failed_responses_in_flight
+            && !self.bugs.has(crate::bug::Bug::NoRequestFencing)
+    }
+
     /// Runs one action. `None` means the action is not enabled in `state`.
     pub fn step(&self, state: &SystemState, action: &Action) -> Option<(SystemState, StepOutput)> {
         let k = action.fail_store_op();
@@ -124,6 +161,10 @@ impl RebalanceModel {
                 return None; // fewer than k store operations
             }
             step.s.budgets.store_failure -= 1;
+        }
+        if self.collects_dead_messages() {
+            environment::collect_dead_server_messages(&mut step.s);
+            step.deliver_dead_responses();
         }
         Some((step.s, step.out))
     }

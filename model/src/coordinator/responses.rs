@@ -57,6 +57,33 @@ impl Step<'_> {
         }
     }
 
+    /// A response whose context R12 can never find current again: an older coordinator epoch,
+    /// or leader or bucket epochs below the cache's (all three only grow).
+    pub fn response_dead(&self, msg: &NliResponse) -> bool {
+        let lai = self.lai(msg.bucket);
+        msg.context.coordinator_epoch < self.s.coordinator.ce
+            || msg.context.leader_epoch < lai.leader_epoch
+            || msg.context.bucket_epoch < lai.bucket_epoch
+    }
+
+    /// Delivers every dead response now (spec 9, "dead messages"): R12 ignores it in every
+    /// later state, so this merges states that differ only by when it arrives, while the
+    /// delivery itself, and the manager's fencing of it, is still a step of the graph.
+    pub fn deliver_dead_responses(&mut self) {
+        loop {
+            let dead = self.s.network.iter().find_map(|m| match m {
+                Message::NliResponse(r) if self.response_dead(r) => Some(*r),
+                _ => None,
+            });
+            let Some(r) = dead else {
+                return;
+            };
+            self.s.take(&Message::NliResponse(r));
+            self.out.delivered_dead.push(r);
+            let _ = self.on_nli_response(&r);
+        }
+    }
+
     /// R18 AdjustIsr.
     pub fn on_adjust_isr(&mut self, msg: &AdjustIsr) -> Flow {
         self.fired(Rule::R18);
