@@ -28,6 +28,7 @@ pub mod rule;
 pub mod shortest;
 pub mod state;
 pub mod trace;
+pub mod transition;
 pub mod types;
 
 pub use action::{Action, CancelReply, ClientReply, RegisterReply, StepOutput};

@@ -166,7 +166,9 @@ impl RebalanceModel {
             environment::collect_dead_server_messages(&mut step.s);
             step.deliver_dead_responses();
         }
-        Some((step.s, step.out))
+        let (mut next, out) = (step.s, step.out);
+        crate::transition::record(self, state, action, &out, &mut next);
+        Some((next, out))
     }
 
     /// Dispatches an action; false if it is not enabled.

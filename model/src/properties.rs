@@ -31,6 +31,9 @@ pub fn all() -> Vec<Property<M>> {
             !s.ghost.violations.completed_unacked
         }),
         Property::always("INV-CANCEL-PERSISTED-FIRST", inv_cancel_persisted_first),
+        Property::always("INV-CANCEL-EFFECTS", |_: &M, s: &SystemState| {
+            !s.ghost.violations.cancel_effects_incomplete
+        }),
         Property::always("INV-FINAL-PERSISTED", inv_final_persisted),
         Property::always("INV-NO-ADMIT-AFTER-FINAL", |_: &M, s: &SystemState| {
             !s.ghost.violations.admitted_after_final
@@ -155,6 +158,7 @@ pub const COMPANIONS: &[(&str, &str)] = &[
     ("INV-FENCE-RESPONSE", "SOME-STALE-RESPONSE-IGNORED"),
     ("INV-COMPLETED-ACKED", "SOME-TIMEOUT-THEN-COMPLETED"),
     ("INV-CANCEL-PERSISTED-FIRST", "SOME-CANCEL-STORE-FAILURE"),
+    ("INV-CANCEL-EFFECTS", "SOME-CANCEL-DRAINS"),
     ("INV-FINAL-PERSISTED", "SOME-FINALIZE-RETRIED"),
     ("INV-NO-ADMIT-AFTER-FINAL", "SOME-COMPLETED"),
     ("INV-CANCEL-NO-NEW-WORK", "SOME-CANCEL-DRAINS"),

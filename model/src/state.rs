@@ -157,6 +157,7 @@ pub struct Violations {
     pub canceled_off_origin: bool,
     pub epoch_without_change: bool,
     pub unfenced_adjust_isr: bool,
+    pub cancel_effects_incomplete: bool,
 }
 
 /// Non-sticky facts about the last step.
