@@ -82,6 +82,16 @@ fn rf2_move(description: &str) -> Config {
     fast(c)
 }
 
+/// One move bucket, RF 3 on 4 servers, overlapping: [0, 1, 2] -> [1, 2, 3] (union
+/// [1, 2, 3, 0]); two replicas stay, 3 joins, 0 leaves, and the leader moves from 0 to 1.
+fn rf3_overlap(description: &str) -> Config {
+    let mut c = base(description, 4, 3);
+    c.buckets = vec![bucket(&[0, 1, 2])];
+    c.plan = vec![target(0, &[1, 2, 3])];
+    c.collect_dead_messages = true;
+    fast(c)
+}
+
 /// Two move buckets, RF 1 on 2 servers: both [0] -> [1], admitted in bucket order.
 fn two_moves(description: &str) -> Config {
     let mut c = base(description, 2, 1);
@@ -161,6 +171,11 @@ const PRESETS: &[Preset] = &[
         );
         c.budgets.coordinator_crash = 1;
         c.budgets.store_failure = 2;
+        c
+    }),
+    ("ci-rf3-loss", || {
+        let mut c = rf3_overlap("RF-3 overlapping move [0,1,2] -> [1,2,3]; a message loss");
+        c.budgets.message_loss = 1;
         c
     }),
     ("ci-backoff", || {

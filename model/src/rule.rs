@@ -186,3 +186,29 @@ mod tests {
         assert_eq!(numbers, expected);
     }
 }
+
+#[cfg(test)]
+mod spec_tests {
+    use super::Rule;
+
+    /// A rule added to section 5 of the spec must be added here too (and then be fired and
+    /// covered), and a rule removed there must go from here.
+    #[test]
+    fn the_rule_table_matches_the_rules_of_spec_section_5() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/protocol.md");
+        let spec = std::fs::read_to_string(path).expect("spec/protocol.md");
+        let mut in_spec: Vec<String> = spec
+            .lines()
+            .filter_map(|l| l.strip_prefix("- **R"))
+            .map(|rest| {
+                let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                format!("R{n}")
+            })
+            .collect();
+        in_spec.sort();
+        in_spec.dedup();
+        let mut ours: Vec<String> = Rule::numbers().iter().map(|s| s.to_string()).collect();
+        ours.sort();
+        assert_eq!(in_spec, ours);
+    }
+}

@@ -13,6 +13,7 @@ pub const PINNED: &[(&str, usize)] = &[
     ("ci-rf2-server-crash", 991435),
     ("ci-rf2-recovery", 388537),
     ("ci-recovery-store", 203580),
+    ("ci-rf3-loss", 216885),
     ("ci-backoff", 729650),
 ];
 
