@@ -151,7 +151,7 @@ impl RebalanceModel {
         }
         let mut next = state.clone();
         next.ghost.last = LastStep::default();
-        let mut step = Step::new(&self.config, self.bugs, next, k);
+        let mut step = Step::new(&self.config, self.bugs, &mut next, k);
         let enabled = self.run(&mut step, state, action);
         if !enabled {
             return None;
@@ -163,10 +163,10 @@ impl RebalanceModel {
             step.s.budgets.store_failure -= 1;
         }
         if self.collects_dead_messages() {
-            environment::collect_dead_server_messages(&mut step.s);
+            environment::collect_dead_server_messages(step.s);
             step.deliver_dead_responses();
         }
-        let (mut next, out) = (step.s, step.out);
+        let out = std::mem::take(&mut step.out);
         crate::transition::record(self, state, action, &out, &mut next);
         Some((next, out))
     }
@@ -202,7 +202,7 @@ impl RebalanceModel {
                 }
                 st.fired(Rule::R22);
                 if let Some(r) =
-                    environment::deliver_nli(&mut st.s, msg, self.config.failed_responses_in_flight)
+                    environment::deliver_nli(st.s, msg, self.config.failed_responses_in_flight)
                 {
                     st.out.server_sent.push(r);
                 }
@@ -241,7 +241,7 @@ impl RebalanceModel {
                     return false;
                 }
                 st.fired(Rule::R24);
-                environment::deliver_adjust_isr_response(&mut st.s, msg);
+                environment::deliver_adjust_isr_response(st.s, msg);
             }
             Action::DropMessage { msg } => {
                 if pre.budgets.message_loss == 0 || !st.s.take(msg) {
@@ -312,7 +312,7 @@ impl RebalanceModel {
                 st.tick();
                 // A tick that changes nothing is a stutter step; leaving it out keeps the
                 // graph free of self-loops (spec 7.3).
-                if !differs_ignoring_last(&st.s, pre) {
+                if !differs_ignoring_last(st.s, pre) {
                     return false;
                 }
             }
@@ -330,7 +330,7 @@ impl RebalanceModel {
                 st.s.coordinator.queued_timeouts.retain(|k| k != key);
                 let before = st.s.clone();
                 let _ = st.on_timeout(*key);
-                let changed = differs_ignoring_last(&st.s, &before);
+                let changed = differs_ignoring_last(st.s, &before);
                 if !current {
                     if changed {
                         st.s.ghost.violations.stale_timeout_acted = true;
@@ -346,7 +346,7 @@ impl RebalanceModel {
                 st.s.coordinator.queued_reconciles.retain(|k| k != key);
                 let before = st.s.clone();
                 let _ = st.on_reconcile(*key);
-                let changed = differs_ignoring_last(&st.s, &before);
+                let changed = differs_ignoring_last(st.s, &before);
                 if !current {
                     if changed {
                         st.s.ghost.violations.stale_reconcile_acted = true;

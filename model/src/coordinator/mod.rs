@@ -29,13 +29,20 @@ pub type Flow = Result<(), Abort>;
 pub struct Step<'a> {
     pub config: &'a Config,
     pub bugs: BugSet,
-    pub s: SystemState,
+    /// The state being changed, in place (a state is about 2 KB: moving it in and out of the
+    /// step would cost more than the step's logic).
+    pub s: &'a mut SystemState,
     pub out: StepOutput,
     fail_at: Option<u8>,
 }
 
 impl<'a> Step<'a> {
-    pub fn new(config: &'a Config, bugs: BugSet, s: SystemState, fail_at: Option<u8>) -> Self {
+    pub fn new(
+        config: &'a Config,
+        bugs: BugSet,
+        s: &'a mut SystemState,
+        fail_at: Option<u8>,
+    ) -> Self {
         Step {
             config,
             bugs,
