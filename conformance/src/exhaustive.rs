@@ -4,11 +4,17 @@
 //! initial state: each edge costs one model step, one manager input and one comparison. A model
 //! state is expanded once (by the first path that reaches it); every action enabled in it is
 //! checked, so every edge of the reachable graph is checked exactly once.
+//!
+//! [`walk`] runs on every core (two workers here) that share the set of seen states and hand
+//! each other work; the counts of states and edges and the coverage do not depend on the
+//! interleaving. A divergence is reported from a second, single-threaded walk, so the reported
+//! path is the same on every run. [`walk_bounded`] (a sample) is single-threaded.
 
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
-use std::rc::Rc;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rebalance_model::{Action, RebalanceModel, SystemState};
 
@@ -18,10 +24,10 @@ use crate::harness::{Harness, Mismatch};
 /// A path as a shared linked list, so that siblings share their prefix.
 struct PathNode {
     action: Action,
-    parent: Option<Rc<PathNode>>,
+    parent: Option<Arc<PathNode>>,
 }
 
-fn path_to_vec(node: &Option<Rc<PathNode>>) -> Vec<Action> {
+fn path_to_vec(node: &Option<Arc<PathNode>>) -> Vec<Action> {
     let mut out = Vec::new();
     let mut cur = node.clone();
     while let Some(n) = cur {
@@ -69,14 +75,216 @@ pub fn fingerprint(s: &SystemState) -> u64 {
     h.finish()
 }
 
-/// Checks every edge of `model`'s reachable graph. `progress` is called about every
-/// `progress_every` states with the running stats.
+/// Checks every edge of `model`'s reachable graph, on every core. `progress` is called about
+/// every `progress_every` states with the running stats.
 pub fn walk(
     model: &RebalanceModel,
     progress_every: u64,
     progress: impl FnMut(&WalkStats),
 ) -> Result<WalkStats, Box<Divergence>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    walk_with_threads(model, threads, progress_every, progress)
+}
+
+/// [`walk`] with `threads` workers (1: the single-threaded walk).
+pub fn walk_with_threads(
+    model: &RebalanceModel,
+    threads: usize,
+    progress_every: u64,
+    mut progress: impl FnMut(&WalkStats),
+) -> Result<WalkStats, Box<Divergence>> {
+    if threads > 1 {
+        if let Some(stats) = parallel_walk(model, threads, progress_every, &mut progress)? {
+            return Ok(stats);
+        }
+        // Some worker diverged; the single-threaded walk reports the same first divergence
+        // on every run.
+    }
     walk_bounded(model, u64::MAX, progress_every, progress)
+}
+
+/// The manager on the model's initial state; a mismatch there is a divergence before any step.
+fn start(model: &RebalanceModel, init: &SystemState) -> Result<Harness, Box<Divergence>> {
+    Harness::start(model, init).map_err(|mismatch| {
+        Box::new(Divergence {
+            steps: Vec::new(),
+            mismatch,
+        })
+    })
+}
+
+/// One unit of work: a state to expand, the manager side after the path to it, the path.
+struct Job {
+    state: SystemState,
+    harness: Harness,
+    path: Option<Arc<PathNode>>,
+    depth: usize,
+}
+
+/// What the workers share: the seen set (sharded), a pool for handing work over, counters.
+struct Shared {
+    seen: Vec<Mutex<HashSet<u64>>>,
+    pool: Mutex<Vec<Job>>,
+    idle: AtomicUsize,
+    hungry: AtomicBool,
+    diverged: AtomicBool,
+    states: AtomicU64,
+    edges: AtomicU64,
+}
+
+impl Shared {
+    fn insert(&self, fp: u64) -> bool {
+        let shard = (fp as usize) % self.seen.len();
+        self.seen[shard].lock().expect("seen shard").insert(fp)
+    }
+}
+
+/// The walk on `threads` workers. `Ok(None)`: some edge diverged.
+fn parallel_walk(
+    model: &RebalanceModel,
+    threads: usize,
+    progress_every: u64,
+    progress: &mut impl FnMut(&WalkStats),
+) -> Result<Option<WalkStats>, Box<Divergence>> {
+    let started = Instant::now();
+    let init = model.init_state();
+    let harness = start(model, &init)?;
+    let shared = Shared {
+        seen: (0..64).map(|_| Mutex::new(HashSet::new())).collect(),
+        pool: Mutex::new(Vec::new()),
+        idle: AtomicUsize::new(0),
+        hungry: AtomicBool::new(false),
+        diverged: AtomicBool::new(false),
+        states: AtomicU64::new(1),
+        edges: AtomicU64::new(0),
+    };
+    shared.insert(fingerprint(&init));
+    shared.pool.lock().expect("pool").push(Job {
+        state: init,
+        harness,
+        path: None,
+        depth: 0,
+    });
+    let results: Vec<(Coverage, usize)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| scope.spawn(|| worker(model, threads, &shared)))
+            .collect();
+        let mut reported = 0;
+        while !workers.iter().all(|w| w.is_finished()) {
+            std::thread::sleep(Duration::from_millis(50));
+            let states = shared.states.load(Ordering::Relaxed);
+            if progress_every > 0 && states / progress_every > reported {
+                reported = states / progress_every;
+                progress(&WalkStats {
+                    states,
+                    edges: shared.edges.load(Ordering::Relaxed),
+                    seconds: started.elapsed().as_secs_f64(),
+                    ..WalkStats::default()
+                });
+            }
+        }
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("worker panicked"))
+            .collect()
+    });
+    if shared.diverged.load(Ordering::Relaxed) {
+        return Ok(None);
+    }
+    let mut stats = WalkStats {
+        states: shared.states.load(Ordering::Relaxed),
+        edges: shared.edges.load(Ordering::Relaxed),
+        seconds: started.elapsed().as_secs_f64(),
+        complete: true,
+        ..WalkStats::default()
+    };
+    for (coverage, depth) in &results {
+        stats.coverage.merge(coverage);
+        stats.max_depth = stats.max_depth.max(*depth);
+    }
+    Ok(Some(stats))
+}
+
+/// One worker: expands jobs depth-first from its own stack, gives half of it to the pool when
+/// another worker is idle, and stops when every worker is idle and the pool is empty.
+fn worker(model: &RebalanceModel, threads: usize, shared: &Shared) -> (Coverage, usize) {
+    let mut coverage = Coverage::default();
+    let mut max_depth = 0;
+    let mut local: Vec<Job> = Vec::new();
+    let mut actions = Vec::new();
+    loop {
+        let Some(job) = local.pop().or_else(|| next_job(threads, shared)) else {
+            return (coverage, max_depth);
+        };
+        if shared.diverged.load(Ordering::Relaxed) {
+            return (coverage, max_depth);
+        }
+        max_depth = max_depth.max(job.depth);
+        actions.clear();
+        model.candidate_actions(&job.state, &mut actions);
+        for action in &actions {
+            let Some((post, out)) = model.step(&job.state, action) else {
+                continue;
+            };
+            shared.edges.fetch_add(1, Ordering::Relaxed);
+            let mut h = job.harness.clone();
+            if h.apply(model, &job.state, action, &post, &out).is_err() {
+                shared.diverged.store(true, Ordering::Relaxed);
+                return (coverage, max_depth);
+            }
+            coverage.record(action, &out);
+            if !model.within_bound(&post) {
+                continue;
+            }
+            if shared.insert(fingerprint(&post)) {
+                shared.states.fetch_add(1, Ordering::Relaxed);
+                local.push(Job {
+                    state: post,
+                    harness: h,
+                    path: Some(Arc::new(PathNode {
+                        action: *action,
+                        parent: job.path.clone(),
+                    })),
+                    depth: job.depth + 1,
+                });
+            }
+        }
+        if shared.hungry.load(Ordering::Relaxed) && local.len() >= 2 {
+            // The bottom of the stack holds the oldest, largest subtrees.
+            let give: Vec<Job> = local.drain(..local.len() / 2).collect();
+            shared.pool.lock().expect("pool").extend(give);
+            shared.hungry.store(false, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A job from the pool, waiting while another worker may still hand one over; `None` once all
+/// workers are idle with the pool empty (the walk is complete) or a worker diverged.
+fn next_job(threads: usize, shared: &Shared) -> Option<Job> {
+    let mut waiting = false;
+    loop {
+        {
+            let mut pool = shared.pool.lock().expect("pool");
+            if let Some(job) = pool.pop() {
+                if waiting {
+                    shared.idle.fetch_sub(1, Ordering::SeqCst);
+                }
+                return Some(job);
+            }
+            if !waiting {
+                waiting = true;
+                shared.idle.fetch_add(1, Ordering::SeqCst);
+            }
+            if shared.idle.load(Ordering::SeqCst) == threads {
+                return None;
+            }
+        }
+        if shared.diverged.load(Ordering::Relaxed) {
+            return None;
+        }
+        shared.hungry.store(true, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_micros(50));
+    }
 }
 
 /// [`walk`], stopping once `max_states` states have been seen (a depth-first sample of the
@@ -90,16 +298,11 @@ pub fn walk_bounded(
     let started = Instant::now();
     let init = model.init_state();
     let mut stats = WalkStats::default();
-    let harness = Harness::start(model, &init).map_err(|mismatch| {
-        Box::new(Divergence {
-            steps: Vec::new(),
-            mismatch,
-        })
-    })?;
+    let harness = start(model, &init)?;
     let mut seen: HashSet<u64> = HashSet::new();
     seen.insert(fingerprint(&init));
     stats.states = 1;
-    let mut stack: Vec<(SystemState, Harness, Option<Rc<PathNode>>, usize)> =
+    let mut stack: Vec<(SystemState, Harness, Option<Arc<PathNode>>, usize)> =
         vec![(init, harness, None, 0)];
     let mut actions = Vec::new();
     while let Some((state, harness, path, depth)) = stack.pop() {
@@ -117,7 +320,7 @@ pub fn walk_bounded(
             };
             stats.edges += 1;
             let mut h = harness.clone();
-            let node = Some(Rc::new(PathNode {
+            let node = Some(Arc::new(PathNode {
                 action: *action,
                 parent: path.clone(),
             }));
