@@ -30,6 +30,7 @@ pub mod state;
 pub mod trace;
 pub mod transition;
 pub mod types;
+pub mod walk;
 
 pub use action::{Action, CancelReply, ClientReply, RegisterReply, StepOutput};
 pub use bug::{Bug, BugSet};
