@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 use rebalance_model::{Action, RebalanceModel, SystemState};
 
 use crate::coverage::Coverage;
-use crate::harness::{Harness, Mismatch};
+use crate::harness::Mismatch;
+use crate::lockstep::{Lockstep, Position};
 
 /// A path as a shared linked list, so that siblings share their prefix.
 struct PathNode {
@@ -103,9 +104,9 @@ pub fn walk_with_threads(
     walk_bounded(model, u64::MAX, progress_every, progress)
 }
 
-/// The manager on the model's initial state; a mismatch there is a divergence before any step.
-fn start(model: &RebalanceModel, init: &SystemState) -> Result<Harness, Box<Divergence>> {
-    Harness::start(model, init).map_err(|mismatch| {
+/// Both sides on the model's initial state; a mismatch there is a divergence before any step.
+fn start(model: &RebalanceModel) -> Result<Lockstep<'_>, Box<Divergence>> {
+    Lockstep::start(model).map_err(|mismatch| {
         Box::new(Divergence {
             steps: Vec::new(),
             mismatch,
@@ -113,10 +114,10 @@ fn start(model: &RebalanceModel, init: &SystemState) -> Result<Harness, Box<Dive
     })
 }
 
-/// One unit of work: a state to expand, the manager side after the path to it, the path.
+/// One unit of work: a position to expand (the model's state and the manager side after the
+/// path to it), the path.
 struct Job {
-    state: SystemState,
-    harness: Harness,
+    position: Position,
     path: Option<Arc<PathNode>>,
     depth: usize,
 }
@@ -147,8 +148,7 @@ fn parallel_walk(
     progress: &mut impl FnMut(&WalkStats),
 ) -> Result<Option<WalkStats>, Box<Divergence>> {
     let started = Instant::now();
-    let init = model.init_state();
-    let harness = start(model, &init)?;
+    let init = start(model)?.position();
     let shared = Shared {
         seen: (0..64).map(|_| Mutex::new(HashSet::new())).collect(),
         pool: Mutex::new(Vec::new()),
@@ -158,10 +158,9 @@ fn parallel_walk(
         states: AtomicU64::new(1),
         edges: AtomicU64::new(0),
     };
-    shared.insert(fingerprint(&init));
+    shared.insert(fingerprint(&init.state));
     shared.pool.lock().expect("pool").push(Job {
-        state: init,
-        harness,
+        position: init,
         path: None,
         depth: 0,
     });
@@ -208,39 +207,52 @@ fn parallel_walk(
 /// One worker: expands jobs depth-first from its own stack, gives half of it to the pool when
 /// another worker is idle, and stops when every worker is idle and the pool is empty.
 fn worker(model: &RebalanceModel, threads: usize, shared: &Shared) -> (Coverage, usize) {
-    let mut coverage = Coverage::default();
+    let mut lockstep: Option<Lockstep> = None;
     let mut max_depth = 0;
     let mut local: Vec<Job> = Vec::new();
     let mut actions = Vec::new();
+    let done = |lockstep: Option<Lockstep>, max_depth| {
+        (
+            lockstep.map(Lockstep::into_coverage).unwrap_or_default(),
+            max_depth,
+        )
+    };
     loop {
         let Some(job) = local.pop().or_else(|| next_job(threads, shared)) else {
-            return (coverage, max_depth);
+            return done(lockstep, max_depth);
         };
         if shared.diverged.load(Ordering::Relaxed) {
-            return (coverage, max_depth);
+            return done(lockstep, max_depth);
         }
         max_depth = max_depth.max(job.depth);
+        let ls = match lockstep.take() {
+            Some(mut ls) => {
+                ls.goto(job.position);
+                ls
+            }
+            None => Lockstep::at(model, job.position),
+        };
+        let ls = lockstep.insert(ls);
         actions.clear();
-        model.candidate_actions(&job.state, &mut actions);
+        model.candidate_actions(ls.state(), &mut actions);
         for action in &actions {
-            let Some((post, out)) = model.step(&job.state, action) else {
-                continue;
+            let next = match ls.explore(action) {
+                Ok(None) => continue,
+                Ok(Some(next)) => next,
+                Err(_) => {
+                    shared.edges.fetch_add(1, Ordering::Relaxed);
+                    shared.diverged.store(true, Ordering::Relaxed);
+                    return done(lockstep, max_depth);
+                }
             };
             shared.edges.fetch_add(1, Ordering::Relaxed);
-            let mut h = job.harness.clone();
-            if h.apply(model, &job.state, action, &post, &out).is_err() {
-                shared.diverged.store(true, Ordering::Relaxed);
-                return (coverage, max_depth);
-            }
-            coverage.record(action, &out);
-            if !model.within_bound(&post) {
+            if !model.within_bound(&next.state) {
                 continue;
             }
-            if shared.insert(fingerprint(&post)) {
+            if shared.insert(fingerprint(&next.state)) {
                 shared.states.fetch_add(1, Ordering::Relaxed);
                 local.push(Job {
-                    state: post,
-                    harness: h,
+                    position: next,
                     path: Some(Arc::new(PathNode {
                         action: *action,
                         parent: job.path.clone(),
@@ -296,58 +308,64 @@ pub fn walk_bounded(
     mut progress: impl FnMut(&WalkStats),
 ) -> Result<WalkStats, Box<Divergence>> {
     let started = Instant::now();
-    let init = model.init_state();
     let mut stats = WalkStats::default();
-    let harness = start(model, &init)?;
+    let mut lockstep = start(model)?;
     let mut seen: HashSet<u64> = HashSet::new();
-    seen.insert(fingerprint(&init));
+    seen.insert(fingerprint(lockstep.state()));
     stats.states = 1;
-    let mut stack: Vec<(SystemState, Harness, Option<Arc<PathNode>>, usize)> =
-        vec![(init, harness, None, 0)];
+    let mut stack: Vec<(Position, Option<Arc<PathNode>>, usize)> =
+        vec![(lockstep.position(), None, 0)];
     let mut actions = Vec::new();
-    while let Some((state, harness, path, depth)) = stack.pop() {
+    while let Some((position, path, depth)) = stack.pop() {
         if stats.states >= max_states {
             stats.seconds = started.elapsed().as_secs_f64();
+            stats.coverage = lockstep.into_coverage();
             return Ok(stats);
         }
         stats.max_depth = stats.max_depth.max(depth);
+        lockstep.goto(position);
         actions.clear();
-        // Candidates: `step` drops the disabled ones, so each edge is stepped once.
-        model.candidate_actions(&state, &mut actions);
+        // Candidates: `explore` drops the disabled ones, so each edge is stepped once.
+        model.candidate_actions(lockstep.state(), &mut actions);
         for action in &actions {
-            let Some((post, out)) = model.step(&state, action) else {
+            let explored = lockstep.explore(action);
+            if let Ok(None) = explored {
                 continue;
-            };
+            }
             stats.edges += 1;
-            let mut h = harness.clone();
             let node = Some(Arc::new(PathNode {
                 action: *action,
                 parent: path.clone(),
             }));
-            if let Err(mismatch) = h.apply(model, &state, action, &post, &out) {
-                stats.seconds = started.elapsed().as_secs_f64();
-                return Err(Box::new(Divergence {
-                    steps: path_to_vec(&node),
-                    mismatch,
-                }));
-            }
-            stats.coverage.record(action, &out);
+            let next = match explored {
+                Ok(Some(next)) => next,
+                Ok(None) => unreachable!("skipped above"),
+                Err(mismatch) => {
+                    stats.seconds = started.elapsed().as_secs_f64();
+                    return Err(Box::new(Divergence {
+                        steps: path_to_vec(&node),
+                        mismatch,
+                    }));
+                }
+            };
             // The configuration's search bound (`max_network`), as the model checker applies it:
             // a state outside it is not expanded (its incoming edge was still checked above).
-            if !model.within_bound(&post) {
+            if !model.within_bound(&next.state) {
                 continue;
             }
-            if seen.insert(fingerprint(&post)) {
+            if seen.insert(fingerprint(&next.state)) {
                 stats.states += 1;
                 if progress_every > 0 && stats.states % progress_every == 0 {
                     stats.seconds = started.elapsed().as_secs_f64();
+                    stats.coverage = lockstep.coverage().clone();
                     progress(&stats);
                 }
-                stack.push((post, h, node, depth + 1));
+                stack.push((next, node, depth + 1));
             }
         }
     }
     stats.seconds = started.elapsed().as_secs_f64();
+    stats.coverage = lockstep.into_coverage();
     stats.complete = true;
     Ok(stats)
 }

@@ -7,21 +7,11 @@
 //! sends must be exactly what the model's coordinator sent in the same step.
 
 use std::collections::{BTreeSet, VecDeque};
-use std::fmt::Write;
 
 use rebalance_manager as mgr;
-use rebalance_model as model;
 use rebalance_model::{Action, RebalanceModel, StepOutput, SystemState};
 
-use crate::observe::{self, AgeCaps, Observation};
-use crate::tokens;
-
-thread_local! {
-    /// Reused buffers for the fast comparison (no allocation per edge once warm).
-    static SCRATCH: std::cell::RefCell<(Vec<u64>, Vec<u64>)> = const {
-        std::cell::RefCell::new((Vec::new(), Vec::new()))
-    };
-}
+use crate::projection::{self, manager::AgeCaps};
 use crate::translate::{self, TICK_MS};
 
 /// Where and how the manager differed from the model in one step.
@@ -92,44 +82,30 @@ impl Harness {
         }
     }
 
-    /// The manager's projection (for reports).
-    pub fn observe(&self) -> Observation {
-        observe::of_manager(&self.manager, &self.queue, self.caps)
+    /// The manager's projection.
+    pub fn projection(&self) -> projection::State {
+        let mut o = projection::State::default();
+        projection::manager::state(&self.manager, &self.queue, self.caps, &mut o);
+        o
     }
 
     fn compare_state(&self, post: &SystemState, when: &str) -> Result<(), Mismatch> {
-        let same = SCRATCH.with(|cell| {
-            let (a, b) = &mut *cell.borrow_mut();
-            tokens::of_model(post, a);
-            tokens::of_manager(&self.manager, &self.queue, self.caps, b);
-            a == b
-        });
-        if same {
-            return self.check_manager_invariants(post);
-        }
-        let want = observe::of_model(post);
-        let got = self.observe();
-        if want == got {
-            return Err(Mismatch {
+        let differs = projection::with_states(|p| {
+            projection::model::state(post, &mut p.model);
+            projection::manager::state(&self.manager, &self.queue, self.caps, &mut p.manager);
+            (p.model != p.manager).then(|| Mismatch {
                 summary: format!(
-                    "harness bug: the fast and the readable projections disagree ({when})"
+                    "projected state differs ({when}), first at `{}`",
+                    p.model.first_difference(&p.manager)
                 ),
-                model: want.render(),
-                manager: got.render(),
-            });
+                model: p.model.render(),
+                manager: p.manager.render(),
+            })
+        });
+        match differs {
+            Some(mismatch) => Err(mismatch),
+            None => self.check_manager_invariants(post),
         }
-        let first = want
-            .0
-            .iter()
-            .zip(got.0.iter())
-            .find(|(a, b)| a != b)
-            .map(|(a, _)| a.0.clone())
-            .unwrap_or_else(|| "line count".into());
-        Err(Mismatch {
-            summary: format!("projected state differs ({when}), first at `{first}`"),
-            model: want.render(),
-            manager: got.render(),
-        })
     }
 
     fn check_manager_invariants(&self, post: &SystemState) -> Result<(), Mismatch> {
@@ -137,8 +113,8 @@ impl Harness {
             Ok(()) => Ok(()),
             Err(v) => Err(Mismatch {
                 summary: format!("the manager broke its own invariant: {v}"),
-                model: observe::of_model(post).render(),
-                manager: self.observe().render(),
+                model: model_render(post),
+                manager: self.projection().render(),
             }),
         }
     }
@@ -171,12 +147,15 @@ impl Harness {
                     other => {
                         return Err(Mismatch {
                             summary: format!(
-                                "event queue front differs: model {}, manager {}",
-                                observe::model_event(event),
-                                other.map_or("(empty)".into(), |e| observe::manager_event(&e))
+                                "event queue front differs: model {:?}, manager {}",
+                                projection::model::event(event),
+                                other.map_or("(empty)".into(), |e| format!(
+                                    "{:?}",
+                                    projection::manager::event(&e)
+                                ))
                             ),
-                            model: observe::of_model(pre).render(),
-                            manager: self.observe().render(),
+                            model: model_render(pre),
+                            manager: self.projection().render(),
                         })
                     }
                 }
@@ -256,11 +235,13 @@ impl Harness {
     fn mismatch(&self, post: &SystemState, summary: String) -> Mismatch {
         Mismatch {
             summary,
-            model: observe::of_model(post).render(),
-            manager: self.observe().render(),
+            model: model_render(post),
+            manager: self.projection().render(),
         }
     }
 
+    /// The coordinator's effects of the step, each kind in emission order (see
+    /// [`projection::Effects`] for what is and is not ordered).
     fn compare_effects(
         &self,
         action: &Action,
@@ -268,184 +249,31 @@ impl Harness {
         out: &StepOutput,
         effects: &[mgr::Effect],
     ) -> Result<(), Mismatch> {
-        let register = matches!(action, Action::Register { .. });
-        let same = SCRATCH.with(|cell| {
-            let (a, b) = &mut *cell.borrow_mut();
-            tokens::model_effects(out, a);
-            tokens::manager_effects(register, effects, b);
-            a == b
+        let differs = projection::with_effects(|p| {
+            projection::model::effects(action, out, &mut p.model);
+            projection::manager::effects(action, effects, &mut p.manager);
+            (p.model != p.manager).then(|| (p.model.render(), p.manager.render()))
         });
-        if same {
+        let Some((model, manager)) = differs else {
             return Ok(());
-        }
-        let want = render_model_effects(out);
-        let got = render_manager_effects(action, effects);
-        if want == got {
-            return Err(Mismatch {
-                summary: "harness bug: the fast and the readable effect encodings disagree".into(),
-                model: want.join("\n"),
-                manager: got.join("\n"),
-            });
-        }
-        let text = |lines: &[String]| {
-            if lines.is_empty() {
-                "(no effects)".to_string()
-            } else {
-                lines.join("\n")
-            }
         };
-        let mut model_text = text(&want);
-        let mut manager_text = text(&got);
-        let _ = write!(
-            model_text,
-            "\n--- state after ---\n{}",
-            observe::of_model(post).render()
-        );
-        let _ = write!(
-            manager_text,
-            "\n--- state after ---\n{}",
-            self.observe().render()
-        );
         Err(Mismatch {
-            summary: "emitted effects differ".into(),
-            model: model_text,
-            manager: manager_text,
+            summary: format!(
+                "emitted effects differ, first at `{}`",
+                projection::first_differing_key(&model, &manager)
+            ),
+            model: format!("{model}--- state after ---\n{}", model_render(post)),
+            manager: format!(
+                "{manager}--- state after ---\n{}",
+                self.projection().render()
+            ),
         })
     }
 }
 
-/// A LeaderAndIsr as text, from either side's fields.
-fn lai_text(leader: Option<u64>, le: u64, isr: Vec<u64>, be: u64, ce: u64) -> String {
-    let leader = leader.map_or("-".into(), |x| x.to_string());
-    format!("leader={leader} le={le} isr={isr:?} be={be} ce={ce}")
-}
-
-fn model_lai(l: &model::LeaderAndIsr) -> String {
-    lai_text(
-        l.leader.map(u64::from),
-        l.leader_epoch.into(),
-        l.isr.iter().map(u64::from).collect(),
-        l.bucket_epoch.into(),
-        l.coordinator_epoch.into(),
-    )
-}
-
-fn manager_lai(l: &mgr::LeaderAndIsr) -> String {
-    lai_text(
-        l.leader.map(u64::from),
-        l.leader_epoch,
-        l.isr.iter().map(|x| u64::from(*x)).collect(),
-        l.bucket_epoch,
-        l.coordinator_epoch,
-    )
-}
-
-/// An Nli send as text: destination, bucket, replicas, its LeaderAndIsr and execution key.
-fn nli_text(to: u64, bucket: u64, replicas: Vec<u64>, lai: String, key: String) -> String {
-    format!("send Nli to={to} b{bucket} replicas={replicas:?} {lai} key={key}")
-}
-
-/// The model's coordinator effects as lines: sends, then enqueues, then the reply.
-pub fn render_model_effects(out: &StepOutput) -> Vec<String> {
-    let mut lines = Vec::new();
-    for m in &out.sent {
-        lines.push(match m {
-            model::Message::Nli(n) => nli_text(
-                n.to.into(),
-                n.bucket.into(),
-                n.replicas.iter().map(|x| u64::from(*x)).collect(),
-                lai_text(
-                    n.leader.map(u64::from),
-                    n.leader_epoch.into(),
-                    n.isr.iter().map(u64::from).collect(),
-                    n.bucket_epoch.into(),
-                    n.coordinator_epoch.into(),
-                ),
-                n.exec_key.map_or("-".into(), observe::model_key),
-            ),
-            model::Message::AdjustIsrResponse(r) => format!(
-                "send AdjustIsrResponse to={} b{} {}",
-                r.to,
-                r.bucket,
-                match &r.result {
-                    model::AdjustIsrResult::Ok(l) => format!("ok {}", model_lai(l)),
-                    model::AdjustIsrResult::Err => "err".into(),
-                }
-            ),
-            other => format!("send (a server message!) {other:?}"),
-        });
-    }
-    for e in &out.enqueued {
-        lines.push(format!("enqueue {}", observe::model_event(e)));
-    }
-    if let Some(r) = &out.reply {
-        lines.push(format!(
-            "reply {}",
-            match r {
-                model::ClientReply::Register(model::RegisterReply::Accepted(id)) =>
-                    format!("accepted r{id}"),
-                model::ClientReply::Register(model::RegisterReply::RejectedInProgress) =>
-                    "rejected in-progress".into(),
-                model::ClientReply::Register(model::RegisterReply::StoreError)
-                | model::ClientReply::Cancel(model::CancelReply::StoreError) =>
-                    "store-error".into(),
-                model::ClientReply::Cancel(model::CancelReply::Accepted) => "accepted".into(),
-                model::ClientReply::Cancel(model::CancelReply::NothingToCancel) =>
-                    "nothing-to-cancel".into(),
-            }
-        ));
-    }
-    lines
-}
-
-/// The manager's effects in the same shape as [`render_model_effects`].
-pub fn render_manager_effects(action: &Action, effects: &[mgr::Effect]) -> Vec<String> {
-    let mut sends = Vec::new();
-    let mut enqueues = Vec::new();
-    let mut replies = Vec::new();
-    for e in effects {
-        match e {
-            mgr::Effect::SendNli(n) => sends.push(nli_text(
-                n.to.into(),
-                n.bucket.into(),
-                n.replicas.iter().map(|x| u64::from(*x)).collect(),
-                lai_text(
-                    n.leader.map(u64::from),
-                    n.leader_epoch,
-                    n.isr.iter().map(|x| u64::from(*x)).collect(),
-                    n.bucket_epoch,
-                    n.coordinator_epoch,
-                ),
-                n.exec_key.map_or("-".into(), observe::manager_key),
-            )),
-            mgr::Effect::SendAdjustIsrResponse { to, bucket, result } => sends.push(format!(
-                "send AdjustIsrResponse to={} b{} {}",
-                to,
-                bucket,
-                match result {
-                    Ok(l) => format!("ok {}", manager_lai(l)),
-                    Err(_) => "err".into(),
-                }
-            )),
-            mgr::Effect::Enqueue(ev) => {
-                enqueues.push(format!("enqueue {}", observe::manager_event(ev)))
-            }
-            mgr::Effect::Reply(r) => replies.push(format!(
-                "reply {}",
-                match r {
-                    mgr::Reply::Accepted(id) if matches!(action, Action::Register { .. }) =>
-                        format!("accepted r{id}"),
-                    mgr::Reply::Accepted(_) => "accepted".into(),
-                    mgr::Reply::Rejected(mgr::RejectReason::InProgress) =>
-                        "rejected in-progress".into(),
-                    mgr::Reply::Rejected(other) => format!("rejected {other:?}"),
-                    mgr::Reply::NothingToCancel => "nothing-to-cancel".into(),
-                    mgr::Reply::StoreError => "store-error".into(),
-                }
-            )),
-        }
-    }
-    sends.extend(enqueues);
-    sends.extend(replies);
-    sends
+/// The model's projection, rendered (for reports).
+fn model_render(s: &SystemState) -> String {
+    let mut o = projection::State::default();
+    projection::model::state(s, &mut o);
+    o.render()
 }

@@ -49,6 +49,10 @@ enum Command {
         /// Where a diverging trace is written.
         #[arg(long, default_value = ".")]
         out_dir: PathBuf,
+        /// Number of workers (default: every core); 1 is the single-threaded walk, for
+        /// measurements undisturbed by other work on the machine.
+        #[arg(long, hide = true)]
+        threads: Option<usize>,
     },
     /// Seeded random walks over a preset, shrinking a divergence to a minimal walk.
     Random {
@@ -156,19 +160,24 @@ fn run(command: Command) -> Result<ExitCode, String> {
             bugs,
             coverage,
             out_dir,
+            threads,
         } => {
             let cfg = load_config(&config)?;
             let bugs = parse_bugs(&bugs)?;
             let model = RebalanceModel::new(cfg.clone(), BugSet::of(&bugs));
             eprintln!("walking every edge of `{config}` against the manager ...");
-            let result = exhaustive::walk(&model, 100_000, |s| {
+            let progress = |s: &exhaustive::WalkStats| {
                 eprintln!(
                     "  {} states, {} edges, {:.0} edges/s",
                     s.states,
                     s.edges,
                     s.edges_per_second()
                 )
-            });
+            };
+            let result = match threads {
+                Some(n) => exhaustive::walk_with_threads(&model, n.max(1), 100_000, progress),
+                None => exhaustive::walk(&model, 100_000, progress),
+            };
             match result {
                 Ok(stats) => {
                     println!(

@@ -16,7 +16,8 @@ use rebalance_model::{Action, RebalanceModel};
 
 use crate::coverage::Coverage;
 use crate::exhaustive::Divergence;
-use crate::harness::Harness;
+use crate::harness::Mismatch;
+use crate::lockstep::{Lockstep, StepError};
 
 /// What the random walks saw.
 #[derive(Clone, Debug, Default)]
@@ -26,40 +27,39 @@ pub struct RandomStats {
     pub coverage: Coverage,
 }
 
+fn start(model: &RebalanceModel) -> Result<Lockstep<'_>, Mismatch> {
+    Lockstep::start(model)
+}
+
 /// One walk driven by `choices`. Stops early at a state with no enabled action.
 pub fn walk(
     model: &RebalanceModel,
     choices: &[u32],
     coverage: &mut Coverage,
 ) -> Result<u64, Box<Divergence>> {
-    let mut state = model.init_state();
-    let mut harness = Harness::start(model, &state).map_err(|mismatch| {
-        Box::new(Divergence {
-            steps: Vec::new(),
-            mismatch,
-        })
-    })?;
+    let diverged = |steps, mismatch| Box::new(Divergence { steps, mismatch });
+    let mut lockstep = start(model).map_err(|m| diverged(Vec::new(), m))?;
     let mut steps: Vec<Action> = Vec::new();
     let mut actions = Vec::new();
     for c in choices {
         actions.clear();
-        model.candidate_actions(&state, &mut actions);
-        let enabled: Vec<_> = actions
+        model.candidate_actions(lockstep.state(), &mut actions);
+        let mut enabled: Vec<_> = actions
             .iter()
-            .filter_map(|a| model.step(&state, a).map(|r| (a, r)))
+            .filter_map(|a| model.step(lockstep.state(), a).map(|r| (a, r)))
             .filter(|(_, (post, _))| model.within_bound(post))
             .collect();
         if enabled.is_empty() {
             break;
         }
-        let (action, (post, out)) = &enabled[*c as usize % enabled.len()];
-        steps.push(*(*action));
-        if let Err(mismatch) = harness.apply(model, &state, action, post, out) {
-            return Err(Box::new(Divergence { steps, mismatch }));
+        let at = *c as usize % enabled.len();
+        let (action, (post, out)) = enabled.swap_remove(at);
+        steps.push(*action);
+        if let Err(mismatch) = lockstep.follow(action, post, out) {
+            return Err(diverged(steps, mismatch));
         }
-        coverage.record(action, out);
-        state = post.clone();
     }
+    coverage.merge(lockstep.coverage());
     Ok(steps.len() as u64)
 }
 
@@ -112,9 +112,8 @@ pub fn run(
 /// Replays `steps` (model and manager); `Some` with the divergence if the steps are all enabled
 /// in the model and the manager diverges at the last one or earlier.
 fn diverges(model: &RebalanceModel, steps: &[Action]) -> Option<Divergence> {
-    let mut state = model.init_state();
-    let mut harness = match Harness::start(model, &state) {
-        Ok(h) => h,
+    let mut lockstep = match start(model) {
+        Ok(lockstep) => lockstep,
         Err(mismatch) => {
             return Some(Divergence {
                 steps: Vec::new(),
@@ -123,14 +122,16 @@ fn diverges(model: &RebalanceModel, steps: &[Action]) -> Option<Divergence> {
         }
     };
     for (i, action) in steps.iter().enumerate() {
-        let (post, out) = model.step(&state, action)?;
-        if let Err(mismatch) = harness.apply(model, &state, action, &post, &out) {
-            return Some(Divergence {
-                steps: steps[..=i].to_vec(),
-                mismatch,
-            });
+        match lockstep.step(action) {
+            Ok(_) => {}
+            Err(StepError::Disabled) => return None,
+            Err(StepError::Diverged(mismatch)) => {
+                return Some(Divergence {
+                    steps: steps[..=i].to_vec(),
+                    mismatch,
+                })
+            }
         }
-        state = post;
     }
     None
 }

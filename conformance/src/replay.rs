@@ -4,7 +4,8 @@ use rebalance_model::trace::TraceError;
 use rebalance_model::Trace;
 
 use crate::coverage::Coverage;
-use crate::harness::{Harness, Mismatch};
+use crate::harness::Mismatch;
+use crate::lockstep::{Lockstep, StepError};
 
 /// Why a replay did not agree.
 #[derive(Clone, Debug)]
@@ -25,24 +26,29 @@ pub struct ReplayOk {
 }
 
 pub fn replay(trace: &Trace) -> Result<ReplayOk, ReplayError> {
-    let run = trace.replay().map_err(ReplayError::Invalid)?;
     let model = trace.model();
-    let mut harness = Harness::start(&model, &run.states[0])
-        .map_err(|mismatch| ReplayError::Divergence { step: 0, mismatch })?;
-    let mut coverage = Coverage::default();
-    for (i, action) in trace.steps.iter().enumerate() {
-        let (pre, post, out) = (&run.states[i], &run.states[i + 1], &run.outputs[i]);
-        harness
-            .apply(&model, pre, action, post, out)
-            .map_err(|mismatch| ReplayError::Divergence {
-                step: i + 1,
-                mismatch,
-            })?;
-        coverage.record(action, out);
+    // A trace is valid or not as a whole: an invalid one is reported as such even where the
+    // manager diverges before its invalid step (the model's own replay, on that path only).
+    let diverged = |step, mismatch| match trace.replay() {
+        Err(e) => ReplayError::Invalid(e),
+        Ok(_) => ReplayError::Divergence { step, mismatch },
+    };
+    let mut lockstep = Lockstep::start(&model).map_err(|m| diverged(0, m))?;
+    for (index, action) in trace.steps.iter().enumerate() {
+        match lockstep.step(action) {
+            Ok(_) => {}
+            Err(StepError::Disabled) => {
+                return Err(ReplayError::Invalid(TraceError::NotEnabled {
+                    index,
+                    action: *action,
+                }))
+            }
+            Err(StepError::Diverged(mismatch)) => return Err(diverged(index + 1, mismatch)),
+        }
     }
     Ok(ReplayOk {
         steps: trace.steps.len(),
-        coverage,
-        progress: harness.manager.progress(),
+        progress: lockstep.harness().manager.progress(),
+        coverage: lockstep.into_coverage(),
     })
 }

@@ -1,0 +1,226 @@
+//! The projection of the manager's side: its snapshot, its store and the host's event queue,
+//! and the effects of one step in emission order.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use rebalance_manager as mgr;
+use rebalance_model::{self as model, Action};
+
+use super::{
+    Attempt, Bucket, BucketStatus, Effects, Event, Flags, Key, Lai, PlanEntry, Reply, Sent,
+    Servers, State, Task, TaskStatus,
+};
+use crate::translate::TICK_MS;
+
+/// The saturation bounds the model applies to ages (spec 9), in ticks.
+#[derive(Clone, Copy, Debug)]
+pub struct AgeCaps {
+    pub task_timeout: u64,
+    pub no_progress: u64,
+    pub target_unavailable: u64,
+}
+
+impl AgeCaps {
+    pub fn of(c: &model::Config) -> AgeCaps {
+        AgeCaps {
+            task_timeout: c.task_timeout_ticks.into(),
+            no_progress: c.no_progress_timeout_ticks.into(),
+            target_unavailable: c.target_unavailable_timeout_ticks.into(),
+        }
+    }
+}
+
+/// A manager timestamp as the model's age in ticks, saturated one above `cap` as the model
+/// saturates it.
+fn ticks_since(now: u64, then: u64, cap: u64) -> u64 {
+    (now.saturating_sub(then) / TICK_MS).min(cap + 1)
+}
+
+fn servers(list: &[mgr::ServerId]) -> Servers {
+    Servers::of(list.iter().copied())
+}
+
+fn set(s: &BTreeSet<mgr::ServerId>) -> Servers {
+    Servers::of(s.iter().copied())
+}
+
+fn bucket_status(s: mgr::BucketStatus) -> BucketStatus {
+    use mgr::BucketStatus as S;
+    match s {
+        S::NotStarted => BucketStatus::NotStarted,
+        S::Rebalancing => BucketStatus::Rebalancing,
+        S::Timeout => BucketStatus::Timeout,
+        S::Completed => BucketStatus::Completed,
+        S::Failed => BucketStatus::Failed,
+        S::Canceled => BucketStatus::Canceled,
+    }
+}
+
+fn task_status(s: mgr::TaskStatus) -> TaskStatus {
+    use mgr::TaskStatus as S;
+    match s {
+        S::NotStarted => TaskStatus::NotStarted,
+        S::Rebalancing => TaskStatus::Rebalancing,
+        S::Completed => TaskStatus::Completed,
+        S::Failed => TaskStatus::Failed,
+        S::Canceled => TaskStatus::Canceled,
+    }
+}
+
+fn overall(s: mgr::OverallStatus) -> TaskStatus {
+    use mgr::OverallStatus as S;
+    match s {
+        S::Rebalancing => TaskStatus::Rebalancing,
+        S::Completed => TaskStatus::Completed,
+        S::Failed => TaskStatus::Failed,
+        S::Canceled => TaskStatus::Canceled,
+    }
+}
+
+pub fn key(k: mgr::Key) -> Key {
+    Key {
+        rid: k.rid,
+        bucket: k.bucket.into(),
+    }
+}
+
+pub fn event(e: &mgr::Event) -> Event {
+    match e {
+        mgr::Event::Timeout(k) => Event::Timeout(key(*k)),
+        mgr::Event::Reconcile(k) => Event::Reconcile(key(*k)),
+        mgr::Event::Finalize(rid) => Event::Finalize(*rid),
+        mgr::Event::Recover => Event::Recover,
+    }
+}
+
+fn lai(l: &mgr::LeaderAndIsr) -> Lai {
+    Lai {
+        leader: l.leader.map(u64::from),
+        leader_epoch: l.leader_epoch,
+        isr: set(&l.isr),
+        bucket_epoch: l.bucket_epoch,
+        coordinator_epoch: l.coordinator_epoch,
+    }
+}
+
+/// Fills `o` with the projection of the manager `m` and the host's event queue `queue`.
+pub fn state(
+    m: &mgr::Manager<mgr::MemStore>,
+    queue: &VecDeque<mgr::Event>,
+    caps: AgeCaps,
+    o: &mut State,
+) {
+    o.clear();
+    let store = m.store().state();
+    o.store_coordinator_epoch = store.coordinator_epoch;
+    o.task = store.task.as_ref().map(|t| {
+        o.plan.extend(t.plan.buckets.iter().map(|(b, e)| PlanEntry {
+            bucket: (*b).into(),
+            ors: servers(&e.ors),
+            trs: servers(&e.trs),
+            old_leader: e.old_leader.map(u64::from),
+            new_leader: e.new_leader.into(),
+        }));
+        Task {
+            id: t.id,
+            status: task_status(t.status),
+            cancel_requested: t.cancel_requested,
+        }
+    });
+    o.buckets
+        .extend(store.cluster.buckets.iter().map(|(b, r)| Bucket {
+            bucket: (*b).into(),
+            assignment: servers(&r.assignment),
+            lai: lai(&r.lai),
+            deleted: store.cluster.deleted.contains(b),
+        }));
+    let snap = m.snapshot();
+    let now = snap.now_ms;
+    o.ce = snap.coordinator_epoch;
+    o.live = set(&snap.live);
+    o.rid = snap.rid;
+    o.overall = snap.overall.map(overall);
+    o.status.extend(
+        snap.status
+            .iter()
+            .map(|(b, st)| (u64::from(*b), bucket_status(*st))),
+    );
+    o.pending.extend(snap.pending.iter().map(|b| u64::from(*b)));
+    o.attempts.extend(snap.attempts.iter().map(|(b, v)| {
+        let a = &v.attempt;
+        let attempt = if v.tracked {
+            Attempt::Tracked {
+                key: key(a.key),
+                since_progress: ticks_since(now, a.last_progress_ms, caps.no_progress),
+                blocked_for: a
+                    .blocked_since_ms
+                    .map(|t| ticks_since(now, t, caps.target_unavailable)),
+                reconciles: a.reconciles.into(),
+                reconcile_in: a.next_reconcile_ms.saturating_sub(now).div_ceil(TICK_MS),
+                observed_assignment: servers(&a.observed.assignment),
+                observed_leader: a.observed.leader.map(u64::from),
+                observed_isr: set(&a.observed.isr),
+            }
+        } else {
+            Attempt::Running {
+                key: key(a.key),
+                age: ticks_since(now, a.started_ms, caps.task_timeout),
+            }
+        };
+        (u64::from(*b), attempt)
+    }));
+    o.queued_timeouts
+        .extend(snap.queued_timeouts.iter().map(|k| key(*k)));
+    o.queued_reconciles
+        .extend(snap.queued_reconciles.iter().map(|k| key(*k)));
+    let f = snap.flags;
+    o.flags = Flags {
+        cancel_requested: f.cancel_requested,
+        finalize_pending: f.finalize_pending,
+        finalize_queued: f.finalize_queued,
+        recovery_pending: f.recovery_pending,
+        recovery_queued: f.recovery_queued,
+    };
+    o.events.extend(queue.iter().map(event));
+    o.restored = snap.restored as u64;
+}
+
+/// Fills `o` with the manager's `effects` of the step `action`, each kind kept in emission order.
+pub fn effects(action: &Action, effects: &[mgr::Effect], o: &mut Effects) {
+    o.clear();
+    let register = matches!(action, Action::Register { .. });
+    for e in effects {
+        match e {
+            mgr::Effect::SendNli(n) => o.sent.push(Sent::Nli {
+                to: n.to.into(),
+                bucket: n.bucket.into(),
+                replicas: servers(&n.replicas),
+                lai: Lai {
+                    leader: n.leader.map(u64::from),
+                    leader_epoch: n.leader_epoch,
+                    isr: set(&n.isr),
+                    bucket_epoch: n.bucket_epoch,
+                    coordinator_epoch: n.coordinator_epoch,
+                },
+                exec_key: n.exec_key.map(key),
+            }),
+            mgr::Effect::SendAdjustIsrResponse { to, bucket, result } => {
+                o.sent.push(Sent::AdjustIsrResponse {
+                    to: (*to).into(),
+                    bucket: (*bucket).into(),
+                    result: result.as_ref().ok().map(lai),
+                })
+            }
+            mgr::Effect::Enqueue(ev) => o.enqueued.push(event(ev)),
+            mgr::Effect::Reply(r) => o.replies.push(match r {
+                mgr::Reply::Accepted(id) if register => Reply::Registered(*id),
+                mgr::Reply::Accepted(_) => Reply::CancelAccepted,
+                mgr::Reply::Rejected(mgr::RejectReason::InProgress) => Reply::RejectedInProgress,
+                mgr::Reply::Rejected(_) => Reply::RejectedInvalidPlan,
+                mgr::Reply::NothingToCancel => Reply::NothingToCancel,
+                mgr::Reply::StoreError => Reply::StoreError,
+            }),
+        }
+    }
+    o.register_reply_first = register && matches!(effects.first(), Some(mgr::Effect::Reply(_)));
+}

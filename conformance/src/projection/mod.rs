@@ -1,0 +1,487 @@
+//! The projection both sides are compared on, as plain values in spec vocabulary.
+//!
+//! [`model`] builds it from the model's [`SystemState`](rebalance_model::SystemState) and
+//! [`StepOutput`](rebalance_model::StepOutput); [`manager`] from the manager's snapshot, its store,
+//! the host's event queue and the manager's effects. The two are compared with `==`; only on a
+//! mismatch is either rendered (as `key: value` lines, see [`State::render`] and
+//! [`Effects::render`], for the keyed diff of [`crate::diff`]).
+//!
+//! What is compared:
+//! - [`State`]: the store (coordinator epoch, the task with its plan, every bucket's assignment,
+//!   LeaderAndIsr and deletion), the coordinator's view (epoch, live servers, rid, overall and
+//!   per-bucket status, pending, attempts with the ages their mode reads, queued timeout and
+//!   reconcile keys, the five flags, `restored`) and the host's event queue. Tablet servers and
+//!   the network are the model's environment and are not projected.
+//! - [`Effects`]: what the coordinator emitted in one step, each kind in emission order: the
+//!   messages it sent, the events it enqueued, its replies, and whether a Register's reply came
+//!   before every other effect of the step (spec 5, "Emission order"). The model records each
+//!   kind in its own list, so no other order across kinds can be compared.
+//!
+//! Time: the model keeps ages in ticks (spec 9); the manager keeps timestamps. A manager
+//! timestamp is turned into the model's saturated age with the same saturation the model uses,
+//! and only the ages a mode reads are compared (a running attempt's `age`; a tracked attempt's
+//! progress ages), because the model freezes the others.
+
+pub mod manager;
+pub mod model;
+
+use std::cell::RefCell;
+use std::fmt::{self, Write};
+
+/// An ordered list of servers (an assignment, a plan's replica list), kept inline. Sets (ISR,
+/// live servers) are kept in ascending order in the same type. `len` is the true length; at most
+/// [`Servers::CAP`] ids are kept, which holds every list of distinct model servers (the model has
+/// at most 8), so two lists are equal exactly when both are.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub struct Servers {
+    len: u32,
+    ids: [u32; Servers::CAP],
+}
+
+impl Servers {
+    pub const CAP: usize = 8;
+
+    pub fn of<I: IntoIterator<Item = u32>>(items: I) -> Servers {
+        let mut s = Servers::default();
+        for x in items {
+            if let Some(slot) = s.ids.get_mut(s.len as usize) {
+                *slot = x;
+            }
+            s.len += 1;
+        }
+        s
+    }
+}
+
+impl fmt::Debug for Servers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kept = (self.len as usize).min(Servers::CAP);
+        f.write_char('[')?;
+        for (i, x) in self.ids[..kept].iter().enumerate() {
+            if i > 0 {
+                f.write_char(',')?;
+            }
+            write!(f, "{x}")?;
+        }
+        if self.len as usize > kept {
+            write!(f, ",... ({} in all)", self.len)?;
+        }
+        f.write_char(']')
+    }
+}
+
+/// A status of a bucket (spec 3.2); `TimeoutFinal` exists only in the model, with the bug switch
+/// `timeout-completes` (H1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BucketStatus {
+    NotStarted,
+    Rebalancing,
+    Timeout,
+    Completed,
+    Failed,
+    Canceled,
+    TimeoutFinal,
+}
+
+/// A status of the task in the store, and the coordinator's overall status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskStatus {
+    NotStarted,
+    Rebalancing,
+    Completed,
+    Failed,
+    Canceled,
+}
+
+/// An execution key: the rebalance and the bucket of one attempt.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub rid: u64,
+    pub bucket: u64,
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "r{},b{}", self.rid, self.bucket)
+    }
+}
+
+/// An event of the coordinator's FIFO queue.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    Timeout(Key),
+    Reconcile(Key),
+    Finalize(u64),
+    Recover,
+}
+
+impl fmt::Debug for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::Timeout(k) => write!(f, "Timeout({k:?})"),
+            Event::Reconcile(k) => write!(f, "Reconcile({k:?})"),
+            Event::Finalize(rid) => write!(f, "Finalize(r{rid})"),
+            Event::Recover => f.write_str("Recover"),
+        }
+    }
+}
+
+/// A LeaderAndIsr (spec 3.1).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Lai {
+    pub leader: Option<u64>,
+    pub leader_epoch: u64,
+    pub isr: Servers,
+    pub bucket_epoch: u64,
+    pub coordinator_epoch: u64,
+}
+
+impl fmt::Debug for Lai {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "leader={} le={} isr={:?} be={} ce={}",
+            Opt(self.leader),
+            self.leader_epoch,
+            self.isr,
+            self.bucket_epoch,
+            self.coordinator_epoch
+        )
+    }
+}
+
+/// `-` for none.
+struct Opt<T>(Option<T>);
+
+impl<T: fmt::Display> fmt::Display for Opt<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Some(x) => x.fmt(f),
+            None => f.write_char('-'),
+        }
+    }
+}
+
+/// The stored task, without its plan (see [`State::plan`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Task {
+    pub id: u64,
+    pub status: TaskStatus,
+    pub cancel_requested: bool,
+}
+
+/// One entry of the stored plan.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct PlanEntry {
+    pub bucket: u64,
+    pub ors: Servers,
+    pub trs: Servers,
+    pub old_leader: Option<u64>,
+    pub new_leader: u64,
+}
+
+impl fmt::Debug for PlanEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "b{}:{:?}->{:?}/{}->{}",
+            self.bucket,
+            self.ors,
+            self.trs,
+            Opt(self.old_leader),
+            self.new_leader
+        )
+    }
+}
+
+/// One bucket of the store's cluster metadata.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bucket {
+    pub bucket: u64,
+    pub assignment: Servers,
+    pub lai: Lai,
+    pub deleted: bool,
+}
+
+/// An attempt in the mode the coordinator reads it in: a running attempt's age, or a tracked
+/// (timed-out) attempt's progress ages, reconcile counters and last observation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attempt {
+    Running {
+        key: Key,
+        age: u64,
+    },
+    Tracked {
+        key: Key,
+        since_progress: u64,
+        blocked_for: Option<u64>,
+        reconciles: u64,
+        reconcile_in: u64,
+        observed_assignment: Servers,
+        observed_leader: Option<u64>,
+        observed_isr: Servers,
+    },
+}
+
+/// The coordinator's five flags (spec 3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Flags {
+    pub cancel_requested: bool,
+    pub finalize_pending: bool,
+    pub finalize_queued: bool,
+    pub recovery_pending: bool,
+    pub recovery_queued: bool,
+}
+
+/// The projected state: store, coordinator view and event queue. The lists are cleared and
+/// refilled in place by the builders, so a reused value allocates nothing once warm.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct State {
+    pub store_coordinator_epoch: u64,
+    pub task: Option<Task>,
+    /// The stored task's plan, in plan order (empty without a task).
+    pub plan: Vec<PlanEntry>,
+    pub buckets: Vec<Bucket>,
+    pub ce: u64,
+    pub live: Servers,
+    pub rid: Option<u64>,
+    pub overall: Option<TaskStatus>,
+    /// Per-bucket status, ascending by bucket.
+    pub status: Vec<(u64, BucketStatus)>,
+    pub pending: Vec<u64>,
+    /// Attempts, ascending by bucket.
+    pub attempts: Vec<(u64, Attempt)>,
+    pub queued_timeouts: Vec<Key>,
+    pub queued_reconciles: Vec<Key>,
+    pub flags: Flags,
+    /// The coordinator's FIFO event queue, front first.
+    pub events: Vec<Event>,
+    /// INV-TRACKED-BOUND's `restored`: a ghost in the model, a counter in the manager.
+    pub restored: u64,
+}
+
+impl State {
+    /// Empties every list, keeping its capacity.
+    fn clear(&mut self) {
+        self.plan.clear();
+        self.buckets.clear();
+        self.status.clear();
+        self.pending.clear();
+        self.attempts.clear();
+        self.queued_timeouts.clear();
+        self.queued_reconciles.clear();
+        self.events.clear();
+    }
+
+    /// The projection as `key: value` lines, for reports.
+    pub fn render(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "store.coordinator_epoch: {}",
+            self.store_coordinator_epoch
+        );
+        match &self.task {
+            None => o.push_str("store.task: -\n"),
+            Some(t) => {
+                let _ = writeln!(
+                    o,
+                    "store.task: id={} status={:?} cancel_requested={} plan={:?}",
+                    t.id, t.status, t.cancel_requested, self.plan
+                );
+            }
+        }
+        for b in &self.buckets {
+            let _ = writeln!(
+                o,
+                "store.b{}: assign={:?} {:?} deleted={}",
+                b.bucket, b.assignment, b.lai, b.deleted
+            );
+        }
+        let _ = writeln!(o, "coord.ce: {}", self.ce);
+        let _ = writeln!(o, "coord.live: {:?}", self.live);
+        let _ = writeln!(o, "coord.rid: {}", Opt(self.rid));
+        match self.overall {
+            Some(s) => {
+                let _ = writeln!(o, "coord.overall: {s:?}");
+            }
+            None => o.push_str("coord.overall: -\n"),
+        }
+        o.push_str("coord.status: [");
+        for (i, (b, st)) in self.status.iter().enumerate() {
+            let sep = if i > 0 { "," } else { "" };
+            let _ = write!(o, "{sep}b{b}={st:?}");
+        }
+        o.push_str("]\ncoord.pending: [");
+        for (i, b) in self.pending.iter().enumerate() {
+            let sep = if i > 0 { "," } else { "" };
+            let _ = write!(o, "{sep}b{b}");
+        }
+        o.push_str("]\n");
+        for (b, a) in &self.attempts {
+            let _ = match a {
+                Attempt::Running { key, age } => {
+                    writeln!(o, "coord.attempt.b{b}: key={key:?} running age={age}")
+                }
+                Attempt::Tracked {
+                    key,
+                    since_progress,
+                    blocked_for,
+                    reconciles,
+                    reconcile_in,
+                    observed_assignment,
+                    observed_leader,
+                    observed_isr,
+                } => writeln!(
+                    o,
+                    "coord.attempt.b{b}: key={key:?} tracked since_progress={since_progress} \
+                     blocked_for={} reconciles={reconciles} reconcile_in={reconcile_in} \
+                     observed={observed_assignment:?}/{}/{observed_isr:?}",
+                    Opt(*blocked_for),
+                    Opt(*observed_leader),
+                ),
+            };
+        }
+        let _ = writeln!(o, "coord.queued_timeouts: {:?}", self.queued_timeouts);
+        let _ = writeln!(o, "coord.queued_reconciles: {:?}", self.queued_reconciles);
+        let f = &self.flags;
+        let _ = writeln!(
+            o,
+            "coord.flags: cancel_requested={} finalize_pending={} finalize_queued={} \
+             recovery_pending={} recovery_queued={}",
+            f.cancel_requested,
+            f.finalize_pending,
+            f.finalize_queued,
+            f.recovery_pending,
+            f.recovery_queued
+        );
+        let _ = writeln!(o, "coord.events: {:?}", self.events);
+        let _ = writeln!(o, "coord.restored: {}", self.restored);
+        o
+    }
+
+    /// The key of the first line where `self` and `other` render differently.
+    pub fn first_difference(&self, other: &State) -> String {
+        first_differing_key(&self.render(), &other.render())
+    }
+}
+
+/// A message the coordinator sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sent {
+    Nli {
+        to: u64,
+        bucket: u64,
+        replicas: Servers,
+        lai: Lai,
+        exec_key: Option<Key>,
+    },
+    AdjustIsrResponse {
+        to: u64,
+        bucket: u64,
+        /// The new LeaderAndIsr, or none for a refusal.
+        result: Option<Lai>,
+    },
+    /// A tablet server's message sent by the coordinator (always a divergence).
+    ServerMessage,
+}
+
+/// A reply to the client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// R1 accepted the plan as this rebalance.
+    Registered(u64),
+    /// R2 accepted the cancel.
+    CancelAccepted,
+    RejectedInProgress,
+    /// The manager's production guard refused a malformed plan (the model has no such reply).
+    RejectedInvalidPlan,
+    StoreError,
+    NothingToCancel,
+}
+
+/// What the coordinator emitted in one step, each kind in emission order.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Effects {
+    pub sent: Vec<Sent>,
+    pub enqueued: Vec<Event>,
+    pub replies: Vec<Reply>,
+    /// For a Register: its reply came before every other effect of the step (spec 5, R1 and
+    /// "Emission order"). False for every other action.
+    pub register_reply_first: bool,
+}
+
+impl Effects {
+    fn clear(&mut self) {
+        self.sent.clear();
+        self.enqueued.clear();
+        self.replies.clear();
+        self.register_reply_first = false;
+    }
+
+    /// The effects as `key: value` lines, for reports.
+    pub fn render(&self) -> String {
+        let mut o = String::new();
+        for (i, m) in self.sent.iter().enumerate() {
+            let _ = match m {
+                Sent::Nli {
+                    to,
+                    bucket,
+                    replicas,
+                    lai,
+                    exec_key,
+                } => writeln!(
+                    o,
+                    "sent.{i}: Nli to={to} b{bucket} replicas={replicas:?} {lai:?} key={}",
+                    exec_key.map_or("-".to_string(), |k| format!("{k:?}"))
+                ),
+                Sent::AdjustIsrResponse { to, bucket, result } => match result {
+                    Some(l) => {
+                        writeln!(o, "sent.{i}: AdjustIsrResponse to={to} b{bucket} ok {l:?}")
+                    }
+                    None => writeln!(o, "sent.{i}: AdjustIsrResponse to={to} b{bucket} err"),
+                },
+                Sent::ServerMessage => writeln!(o, "sent.{i}: a tablet server's message"),
+            };
+        }
+        for (i, e) in self.enqueued.iter().enumerate() {
+            let _ = writeln!(o, "enqueued.{i}: {e:?}");
+        }
+        for (i, r) in self.replies.iter().enumerate() {
+            let _ = writeln!(o, "reply.{i}: {r:?}");
+        }
+        let _ = writeln!(o, "register_reply_first: {}", self.register_reply_first);
+        o
+    }
+}
+
+/// The key of the first line where two renderings differ (`line count` if one is a prefix).
+pub fn first_differing_key(a: &str, b: &str) -> String {
+    a.lines()
+        .zip(b.lines())
+        .find(|(x, y)| x != y)
+        .map(|(x, _)| x.split_once(": ").map_or(x, |(k, _)| k).to_string())
+        .unwrap_or_else(|| "line count".into())
+}
+
+/// A model and a manager projection, reused across the steps of one thread.
+#[derive(Default)]
+pub struct Pair<T> {
+    pub model: T,
+    pub manager: T,
+}
+
+thread_local! {
+    static STATES: RefCell<Pair<State>> = RefCell::new(Pair::default());
+    static EFFECTS: RefCell<Pair<Effects>> = RefCell::new(Pair::default());
+}
+
+/// Runs `f` on this thread's reused pair of state projections.
+pub fn with_states<R>(f: impl FnOnce(&mut Pair<State>) -> R) -> R {
+    STATES.with(|cell| f(&mut cell.borrow_mut()))
+}
+
+/// Runs `f` on this thread's reused pair of effect projections.
+pub fn with_effects<R>(f: impl FnOnce(&mut Pair<Effects>) -> R) -> R {
+    EFFECTS.with(|cell| f(&mut cell.borrow_mut()))
+}
