@@ -25,10 +25,14 @@ pub enum Bug {
     /// H13: R16 `[late]`: every bucket pending, admission in plan order; R2 cancels only
     /// pending buckets at origin (the `[late]` `recovered` flag).
     RecoveryOrder,
+    /// Fluss as written, not a fixed bug: `at_origin` is Fluss's single predicate
+    /// `assignment == ors && leader == old_leader && isr ⊆ ors` instead of D4's, so a bucket
+    /// whose leader failed over is not at origin (spec 8, D4).
+    FlussAtOrigin,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 8] = [
+    pub const ALL: [Bug; 9] = [
         Bug::TimeoutCompletes,
         Bug::FinalNotPersisted,
         Bug::CancelBestEffort,
@@ -37,6 +41,7 @@ impl Bug {
         Bug::UnboundedTracked,
         Bug::CancelAfterRestart,
         Bug::RecoveryOrder,
+        Bug::FlussAtOrigin,
     ];
 
     pub fn name(self) -> &'static str {
@@ -49,6 +54,7 @@ impl Bug {
             Bug::UnboundedTracked => "unbounded-tracked",
             Bug::CancelAfterRestart => "cancel-after-restart",
             Bug::RecoveryOrder => "recovery-order",
+            Bug::FlussAtOrigin => "fluss-at-origin",
         }
     }
 
@@ -63,6 +69,7 @@ impl Bug {
             Bug::UnboundedTracked => "INV-TRACKED-BOUND",
             Bug::CancelAfterRestart => "INV-CANCELED-AT-ORIGIN",
             Bug::RecoveryOrder => "INV-PENDING-AT-ORIGIN",
+            Bug::FlussAtOrigin => "INV-CANCEL-NO-NEW-WORK",
         }
     }
 }

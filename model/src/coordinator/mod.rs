@@ -93,6 +93,13 @@ impl<'a> Step<'a> {
     /// `at_origin(b)` (spec 4, D4).
     pub fn at_origin(&self, b: Bucket) -> bool {
         let e = self.entry(b);
+        if self.bug(Bug::FlussAtOrigin) {
+            let lai = self.lai(b);
+            let ors = crate::types::ServerSet::from_servers(&e.ors);
+            return self.at_origin_assignment(b)
+                && lai.leader == Some(e.old_leader)
+                && lai.isr.is_subset(ors);
+        }
         self.at_origin_assignment(b)
             && !(e.kind() == PlanKind::LeaderOnly && self.lai(b).leader == Some(e.new_leader))
     }

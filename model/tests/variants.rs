@@ -1,0 +1,52 @@
+//! Fluss's own choices as switches ("Fluss as written", spec 10): each is shown to break a
+//! property of spec 7 by a pinned shortest counterexample, kept as a replayable trace, and the
+//! spec's decision is shown to take another path at the step where the variant acts.
+
+use rebalance_model::shortest::first_discoveries;
+use rebalance_model::{BucketStatus, Bug, BugSet, Config, RebalanceModel, Trace};
+
+const CONFIG: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/configs/variant-fluss-at-origin.json"
+);
+const TRACE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/traces/variant-fluss-at-origin.json"
+);
+
+#[test]
+fn fluss_at_origin_migrates_a_bucket_after_its_cancel_was_stored() {
+    let config = Config::from_json_file(CONFIG).unwrap();
+    let model = RebalanceModel::new(config, BugSet::of(&[Bug::FlussAtOrigin]));
+    let found = first_discoveries(&model, &["INV-CANCEL-NO-NEW-WORK"]);
+    assert_eq!(found.len(), 1, "the variant breaks INV-CANCEL-NO-NEW-WORK");
+    assert_eq!(found[0].actions.len(), 7, "shortest counterexample");
+    // The kept trace is that counterexample, and it replays to a violating state.
+    let trace = Trace::read(TRACE).unwrap();
+    assert_eq!(trace.steps, found[0].actions);
+    let replay = trace.replay().expect("every step enabled");
+    let last = replay.states.last().unwrap();
+    assert!(last.ghost.violations.new_work_after_cancel);
+}
+
+#[test]
+fn under_d4_recovery_cancels_the_bucket_whose_leader_failed_over() {
+    let trace = Trace::read(TRACE).unwrap();
+    let model = RebalanceModel::new(trace.config.clone(), BugSet::none());
+    let mut state = model.init_state();
+    // Register, cancel, the crash that moves b1's leader, the coordinator crash, Recover.
+    for a in &trace.steps[..5] {
+        state = model.step(&state, a).expect("enabled under D4 too").0;
+    }
+    assert_eq!(
+        state.store.buckets.lai[1].leader,
+        Some(1),
+        "b1's leader failed over"
+    );
+    assert_eq!(
+        state.coordinator.status_of(1),
+        Some(BucketStatus::Canceled),
+        "D4: b1 is at its origin assignment, so recovery cancels it"
+    );
+    assert!(!state.ghost.violations.new_work_after_cancel);
+}
