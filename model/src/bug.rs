@@ -29,10 +29,14 @@ pub enum Bug {
     /// `assignment == ors && leader == old_leader && isr ⊆ ors` instead of D4's, so a bucket
     /// whose leader failed over is not at origin (spec 8, D4).
     FlussAtOrigin,
+    /// Fluss as written: a leader-only reconcile always re-runs the election over `trs` and
+    /// writes its result, epochs bumped, even when the elected leader is the current one
+    /// (spec 8, D3; H23).
+    ReelectOnReconcile,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 9] = [
+    pub const ALL: [Bug; 10] = [
         Bug::TimeoutCompletes,
         Bug::FinalNotPersisted,
         Bug::CancelBestEffort,
@@ -42,6 +46,7 @@ impl Bug {
         Bug::CancelAfterRestart,
         Bug::RecoveryOrder,
         Bug::FlussAtOrigin,
+        Bug::ReelectOnReconcile,
     ];
 
     pub fn name(self) -> &'static str {
@@ -55,6 +60,7 @@ impl Bug {
             Bug::CancelAfterRestart => "cancel-after-restart",
             Bug::RecoveryOrder => "recovery-order",
             Bug::FlussAtOrigin => "fluss-at-origin",
+            Bug::ReelectOnReconcile => "reelect-on-reconcile",
         }
     }
 
@@ -70,6 +76,7 @@ impl Bug {
             Bug::CancelAfterRestart => "INV-CANCELED-AT-ORIGIN",
             Bug::RecoveryOrder => "INV-PENDING-AT-ORIGIN",
             Bug::FlussAtOrigin => "INV-CANCEL-NO-NEW-WORK",
+            Bug::ReelectOnReconcile => "INV-EPOCH-ONLY-ON-CHANGE",
         }
     }
 }

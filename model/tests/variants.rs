@@ -3,7 +3,7 @@
 //! spec's decision is shown to take another path at the step where the variant acts.
 
 use rebalance_model::shortest::first_discoveries;
-use rebalance_model::{BucketStatus, Bug, BugSet, Config, RebalanceModel, Trace};
+use rebalance_model::{preset, Action, BucketStatus, Bug, BugSet, Config, RebalanceModel, Trace};
 
 const CONFIG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -49,4 +49,54 @@ fn under_d4_recovery_cancels_the_bucket_whose_leader_failed_over() {
         "D4: b1 is at its origin assignment, so recovery cancels it"
     );
     assert!(!state.ghost.violations.new_work_after_cancel);
+}
+
+const REELECT_TRACE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/traces/variant-reelect-on-reconcile.json"
+);
+
+#[test]
+fn reelect_on_reconcile_bumps_epochs_without_a_change() {
+    let model = RebalanceModel::new(
+        preset("ci-leader").unwrap(),
+        BugSet::of(&[Bug::ReelectOnReconcile]),
+    );
+    let found = first_discoveries(&model, &["INV-EPOCH-ONLY-ON-CHANGE"]);
+    assert_eq!(
+        found.len(),
+        1,
+        "the variant breaks INV-EPOCH-ONLY-ON-CHANGE"
+    );
+    assert_eq!(found[0].actions.len(), 5, "shortest counterexample");
+    let trace = Trace::read(REELECT_TRACE).unwrap();
+    assert_eq!(trace.steps, found[0].actions);
+    let replay = trace.replay().expect("every step enabled");
+    let (before, after) = (
+        &replay.states[replay.states.len() - 2],
+        replay.states.last().unwrap(),
+    );
+    let (old, new) = (before.store.buckets.lai[0], after.store.buckets.lai[0]);
+    assert_eq!(old.leader, new.leader, "the election keeps the leader");
+    assert_eq!(
+        new.bucket_epoch,
+        old.bucket_epoch + 1,
+        "but bumps the epoch"
+    );
+}
+
+#[test]
+fn under_d3_the_reconcile_of_a_moved_leader_resends_without_a_write() {
+    let trace = Trace::read(REELECT_TRACE).unwrap();
+    let model = RebalanceModel::new(trace.config.clone(), BugSet::none());
+    let mut state = model.init_state();
+    for a in &trace.steps {
+        state = model.step(&state, a).expect("enabled under D3 too").0;
+    }
+    assert!(matches!(
+        trace.steps.last(),
+        Some(Action::ProcessEvent { .. })
+    ));
+    assert_eq!(state.store.buckets.lai[0].bucket_epoch, 1, "no write");
+    assert!(!state.ghost.violations.epoch_without_change);
 }

@@ -83,6 +83,22 @@ impl Step<'_> {
         Ok(())
     }
 
+    /// Fluss's leader-only reconcile (switch `reelect-on-reconcile`, H23): the election over
+    /// `trs` runs and its result is written, epochs bumped, whoever it elects.
+    pub fn reelect(&mut self, b: Bucket) -> Flow {
+        self.fired(Rule::R5);
+        let e = self.entry(b);
+        let lai = self.lai(b);
+        let Some(c) = self.elect(b, &e.trs) else {
+            return Ok(());
+        };
+        self.note_new_work();
+        let assignment = *self.assignment(b);
+        self.write_bucket_raw(b, assignment, Some(c), lai.isr, true)?;
+        self.send_current(b);
+        Ok(())
+    }
+
     /// R6 `finish(b, st)`. `ack` is the responder whose NliResponse completed the bucket (R12),
     /// for the ghost of INV-COMPLETED-ACKED.
     pub fn finish(&mut self, b: Bucket, st: BucketStatus, ack: Option<Server>) -> Flow {

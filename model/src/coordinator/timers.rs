@@ -87,6 +87,7 @@ impl Step<'_> {
         a.reconciles = n.saturating_add(1);
         // R14.5: the action.
         match self.entry(b).kind() {
+            PlanKind::LeaderOnly if self.bug(Bug::ReelectOnReconcile) => self.reelect(b),
             PlanKind::LeaderOnly => self.lead(b),
             _ => self.resume(b),
         }
