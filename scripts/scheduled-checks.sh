@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Scheduled (not per-commit) checks: the configurations too large for CI, model-checked and,
+# where the model check finishes, walked edge by edge against the manager.
+set -euo pipefail
+
+usage() {
+    cat <<'TEXT'
+usage: scripts/scheduled-checks.sh [--timeout SECONDS] [--no-conformance] [CONFIG...]
+
+Runs `rebalance-model check` on each configuration (a preset name or a file; default: the
+large configurations of README's "Larger configurations" table and `full`), each under a time
+limit (default 1800 s), and then `rebalance-conformance exhaustive` on each one whose check finished
+with every property holding. Prints one summary line per configuration:
+
+  CONFIG  check: STATES states, SECONDS s, PEAK KB (holds | VIOLATED | timed out)
+          conformance: EDGES edges agree (SECONDS s) | DIVERGENCE | skipped
+
+Exit code: 0 when every finished check holds and every walk agrees, 1 otherwise. A check that
+hits the time limit is reported, not counted as a failure (the configuration is too large for
+the limit). Takes hours with the defaults on 2 cores; run one at a time on a quiet machine.
+TEXT
+}
+
+limit=1800
+conformance=1
+configs=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -h | --help) usage; exit 0 ;;
+    --timeout)
+        limit="${2:-}"
+        [[ "$limit" =~ ^[0-9]+$ ]] || { echo "error: --timeout takes whole seconds, not \`$limit\`" >&2; exit 2; }
+        shift 2 ;;
+    --no-conformance) conformance=0; shift ;;
+    -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) configs+=("$1"); shift ;;
+    esac
+done
+
+cd "$(dirname "$0")/.."
+if [ ${#configs[@]} -eq 0 ]; then
+    configs=(
+        model/configs/rf3-overlap-server-crash.json
+        model/configs/rf2-crash-cancel-coordinator-crash.json
+        model/configs/rf3-overlap-crash-loss.json
+        model/configs/three-buckets-tracked2-inflight2.json
+        model/configs/rf2-move-server-crash.json
+        full
+    )
+fi
+
+echo "building (release) ..." >&2
+cargo build --release -q -p rebalance-model -p rebalance-conformance
+model=target/release/rebalance-model
+walker=target/release/rebalance-conformance
+status=0
+for c in "${configs[@]}"; do
+    echo "== $c (started $(date -u +%H:%M:%S))" >&2
+    log=$(mktemp)
+    set +e
+    /usr/bin/time -f "peak %M KB" timeout "$limit" "$model" check --config "$c" >"$log" 2>&1
+    rc=$?
+    set -e
+    line=$(grep -E '^unique states' "$log" | tail -1 || true)
+    peak=$(grep -E '^peak' "$log" | tail -1 || true)
+    if [ $rc -eq 124 ]; then
+        last=$(grep -E 'unique states' "$log" | tail -1 || true)
+        echo "$c  check: timed out after ${limit} s; last progress: $last"
+        rm -f "$log"
+        continue
+    fi
+    if [ $rc -ne 0 ]; then
+        echo "$c  check: $line, $peak: VIOLATED or no example (exit $rc); see below"
+        grep -E 'VIOLATED|NO EXAMPLE' "$log" || true
+        status=1
+        rm -f "$log"
+        continue
+    fi
+    echo "$c  check: $line, $peak: holds"
+    rm -f "$log"
+    if [ $conformance -eq 1 ]; then
+        set +e
+        out=$("$walker" exhaustive --config "$c" 2>/dev/null | tail -1)
+        rc=$?
+        set -e
+        if [ $rc -eq 0 ]; then
+            echo "$c  conformance: $out"
+        else
+            echo "$c  conformance: DIVERGENCE (exit $rc): $out"
+            status=1
+        fi
+    fi
+done
+exit $status
