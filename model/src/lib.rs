@@ -9,28 +9,26 @@
 //! - [`SystemState`] and its parts, [`Action`], [`StepOutput`], [`ClientReply`];
 //! - [`Trace`] (version 1 JSON traces, see `spec/trace-format.md`).
 
+// The protocol: state, actions, the coordinator's rules, the environment, the properties, and
+// the Stateright model that steps them.
 pub mod action;
-pub mod bench;
 pub mod bug;
-pub mod checker;
 pub mod config;
 mod coordinator;
-pub mod cycle;
-pub mod describe;
 mod environment;
-pub mod explorer;
 pub mod inline;
 pub mod message;
 pub mod model;
 pub mod presets;
 pub mod properties;
 pub mod rule;
-pub mod shortest;
 pub mod state;
-pub mod trace;
 pub mod transition;
 pub mod types;
-pub mod walk;
+
+// The tooling (`src/check/`), re-exported at the crate root where it always was.
+pub mod check;
+pub use check::{bench, checker, cycle, describe, explorer, shortest, trace, walk};
 
 pub use action::{Action, CancelReply, ClientReply, RegisterReply, StepOutput};
 pub use bug::{Bug, BugSet};

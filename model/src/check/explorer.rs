@@ -1,51 +1,9 @@
-//! The Stateright `Model` implementation, with Explorer text and an SVG of buckets and servers.
+//! The Explorer's picture: an SVG of buckets and servers (the `Model` implementation, in
+//! `model.rs`, hands it to Stateright's `as_svg`).
 
-use crate::action::Action;
-use crate::describe;
 use crate::model::RebalanceModel;
-use crate::properties;
 use crate::state::SystemState;
-use stateright::{Model, Path, Property};
 use std::fmt::Write;
-
-impl Model for RebalanceModel {
-    type State = SystemState;
-    type Action = Action;
-
-    fn init_states(&self) -> Vec<SystemState> {
-        vec![self.init_state()]
-    }
-
-    fn actions(&self, state: &SystemState, actions: &mut Vec<Action>) {
-        // Candidates, not the exact enabled set: `next_state` runs each once and drops those
-        // that turn out disabled, so no transition is computed twice.
-        self.candidate_actions(state, actions);
-    }
-
-    fn next_state(&self, state: &SystemState, action: Action) -> Option<SystemState> {
-        self.step(state, &action).map(|(s, _)| s)
-    }
-
-    fn properties(&self) -> Vec<Property<Self>> {
-        properties::all()
-    }
-
-    fn within_boundary(&self, state: &SystemState) -> bool {
-        self.within_bound_counted(state)
-    }
-
-    fn format_action(&self, action: &Action) -> String {
-        describe::action(action)
-    }
-
-    fn format_step(&self, last_state: &SystemState, action: Action) -> Option<String> {
-        describe::step(self, last_state, &action)
-    }
-
-    fn as_svg(&self, path: Path<SystemState, Action>) -> Option<String> {
-        Some(svg(self, path.last_state()))
-    }
-}
 
 /// One row per bucket (replicas as boxes: leader bold, ISR filled, down servers crossed) and
 /// the coordinator's view of it.

@@ -1,0 +1,12 @@
+//! The tooling around the protocol: running checks (Stateright's and our own searches), the
+//! Explorer's text and picture, traces, and the checker's benchmark. Nothing here is part of
+//! the protocol; everything here reads it through `RebalanceModel::step` and the state.
+
+pub mod bench;
+pub mod checker;
+pub mod cycle;
+pub mod describe;
+pub mod explorer;
+pub mod shortest;
+pub mod trace;
+pub mod walk;
