@@ -20,7 +20,7 @@ use rebalance_model::{Action, RebalanceModel, SystemState};
 
 use crate::coverage::Coverage;
 use crate::harness::Mismatch;
-use crate::lockstep::{Lockstep, Position};
+use crate::lockstep::{Explored, Lockstep, Position};
 
 /// A path as a shared linked list, so that siblings share their prefix.
 struct PathNode {
@@ -117,7 +117,7 @@ fn start(model: &RebalanceModel) -> Result<Lockstep<'_>, Box<Divergence>> {
 /// One unit of work: a position to expand (the model's state and the manager side after the
 /// path to it), the path.
 struct Job {
-    position: Position,
+    position: Box<Position>,
     path: Option<Arc<PathNode>>,
     depth: usize,
 }
@@ -236,29 +236,31 @@ fn worker(model: &RebalanceModel, threads: usize, shared: &Shared) -> (Coverage,
         actions.clear();
         model.candidate_actions(ls.state(), &mut actions);
         for action in &actions {
-            let next = match ls.explore(action) {
-                Ok(None) => continue,
-                Ok(Some(next)) => next,
+            // The configuration's search bound (`max_network`), as the model checker applies it:
+            // a state outside it is not expanded (its incoming edge is still checked).
+            let keep =
+                |post: &SystemState| model.within_bound(post) && shared.insert(fingerprint(post));
+            match ls.explore(action, keep) {
+                Ok(Explored::Disabled) => continue,
+                Ok(Explored::Checked(next)) => {
+                    shared.edges.fetch_add(1, Ordering::Relaxed);
+                    if let Some(position) = next {
+                        shared.states.fetch_add(1, Ordering::Relaxed);
+                        local.push(Job {
+                            position,
+                            path: Some(Arc::new(PathNode {
+                                action: *action,
+                                parent: job.path.clone(),
+                            })),
+                            depth: job.depth + 1,
+                        });
+                    }
+                }
                 Err(_) => {
                     shared.edges.fetch_add(1, Ordering::Relaxed);
                     shared.diverged.store(true, Ordering::Relaxed);
                     return done(lockstep, max_depth);
                 }
-            };
-            shared.edges.fetch_add(1, Ordering::Relaxed);
-            if !model.within_bound(&next.state) {
-                continue;
-            }
-            if shared.insert(fingerprint(&next.state)) {
-                shared.states.fetch_add(1, Ordering::Relaxed);
-                local.push(Job {
-                    position: next,
-                    path: Some(Arc::new(PathNode {
-                        action: *action,
-                        parent: job.path.clone(),
-                    })),
-                    depth: job.depth + 1,
-                });
             }
         }
         if shared.hungry.load(Ordering::Relaxed) && local.len() >= 2 {
@@ -313,7 +315,7 @@ pub fn walk_bounded(
     let mut seen: HashSet<u64> = HashSet::new();
     seen.insert(fingerprint(lockstep.state()));
     stats.states = 1;
-    let mut stack: Vec<(Position, Option<Arc<PathNode>>, usize)> =
+    let mut stack: Vec<(Box<Position>, Option<Arc<PathNode>>, usize)> =
         vec![(lockstep.position(), None, 0)];
     let mut actions = Vec::new();
     while let Some((position, path, depth)) = stack.pop() {
@@ -328,39 +330,39 @@ pub fn walk_bounded(
         // Candidates: `explore` drops the disabled ones, so each edge is stepped once.
         model.candidate_actions(lockstep.state(), &mut actions);
         for action in &actions {
-            let explored = lockstep.explore(action);
-            if let Ok(None) = explored {
-                continue;
-            }
-            stats.edges += 1;
-            let node = Some(Arc::new(PathNode {
-                action: *action,
-                parent: path.clone(),
-            }));
-            let next = match explored {
-                Ok(Some(next)) => next,
-                Ok(None) => unreachable!("skipped above"),
+            // The configuration's search bound (`max_network`), as the model checker applies it:
+            // a state outside it is not expanded (its incoming edge is still checked).
+            let keep =
+                |post: &SystemState| model.within_bound(post) && seen.insert(fingerprint(post));
+            let next = match lockstep.explore(action, keep) {
+                Ok(Explored::Disabled) => continue,
+                Ok(Explored::Checked(next)) => next,
                 Err(mismatch) => {
+                    stats.edges += 1;
                     stats.seconds = started.elapsed().as_secs_f64();
+                    let node = Some(Arc::new(PathNode {
+                        action: *action,
+                        parent: path.clone(),
+                    }));
                     return Err(Box::new(Divergence {
                         steps: path_to_vec(&node),
                         mismatch,
                     }));
                 }
             };
-            // The configuration's search bound (`max_network`), as the model checker applies it:
-            // a state outside it is not expanded (its incoming edge was still checked above).
-            if !model.within_bound(&next.state) {
-                continue;
-            }
-            if seen.insert(fingerprint(&next.state)) {
+            stats.edges += 1;
+            if let Some(position) = next {
                 stats.states += 1;
                 if progress_every > 0 && stats.states % progress_every == 0 {
                     stats.seconds = started.elapsed().as_secs_f64();
                     stats.coverage = lockstep.coverage().clone();
                     progress(&stats);
                 }
-                stack.push((next, node, depth + 1));
+                let node = Some(Arc::new(PathNode {
+                    action: *action,
+                    parent: path.clone(),
+                }));
+                stack.push((position, node, depth + 1));
             }
         }
     }

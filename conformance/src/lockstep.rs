@@ -7,7 +7,9 @@ use rebalance_model::{Action, RebalanceModel, StepOutput, SystemState};
 use crate::coverage::Coverage;
 use crate::harness::{Harness, Mismatch};
 
-/// Where a lockstep stands: the model's state and the manager side after the same path.
+/// Where a lockstep stands: the model's state and the manager side after the same path. Kept
+/// boxed: a walk moves positions between its stack and the lockstep on every edge, and a pointer
+/// moves for free where the state and the manager are kilobytes.
 #[derive(Clone)]
 pub struct Position {
     pub state: SystemState,
@@ -35,7 +37,7 @@ pub enum StepError {
 /// The model's current state and the manager side, moved together one action at a time.
 pub struct Lockstep<'m> {
     model: &'m RebalanceModel,
-    position: Position,
+    position: Box<Position>,
     coverage: Coverage,
 }
 
@@ -46,13 +48,13 @@ impl<'m> Lockstep<'m> {
         let harness = Harness::start(model, &state)?;
         Ok(Lockstep {
             model,
-            position: Position { state, harness },
+            position: Box::new(Position { state, harness }),
             coverage: Coverage::default(),
         })
     }
 
     /// Both sides at `position` (reached by `model`), with no coverage yet.
-    pub fn at(model: &'m RebalanceModel, position: Position) -> Lockstep<'m> {
+    pub fn at(model: &'m RebalanceModel, position: Box<Position>) -> Lockstep<'m> {
         Lockstep {
             model,
             position,
@@ -74,12 +76,12 @@ impl<'m> Lockstep<'m> {
     }
 
     /// The current position, to come back to with [`Lockstep::goto`].
-    pub fn position(&self) -> Position {
+    pub fn position(&self) -> Box<Position> {
         self.position.clone()
     }
 
     /// Moves to `position` (reached by this lockstep's model, e.g. through [`Lockstep::explore`]).
-    pub fn goto(&mut self, position: Position) {
+    pub fn goto(&mut self, position: Box<Position>) {
         self.position = position;
     }
 
@@ -109,25 +111,41 @@ impl<'m> Lockstep<'m> {
         post: SystemState,
         out: StepOutput,
     ) -> Result<StepReport, Mismatch> {
-        let Position { state, harness } = &mut self.position;
+        let Position { state, harness } = &mut *self.position;
         let effects = harness.apply(self.model, state, action, &post, &out)?;
         self.coverage.record(action, &out);
         *state = post;
         Ok(StepReport { out, effects })
     }
 
-    /// Checks the edge `action` from the current state without moving: `Ok(None)` if the model
-    /// does not enable it, else the position it leads to (on a clone of the manager side).
-    pub fn explore(&mut self, action: &Action) -> Result<Option<Position>, Mismatch> {
+    /// Checks the edge `action` from the current state without moving, on a clone of the manager
+    /// side. The position it leads to is kept only if `keep` accepts the model's post-state (a
+    /// walk keeps the states it will expand), so an edge into a seen state costs no allocation.
+    pub fn explore(
+        &mut self,
+        action: &Action,
+        keep: impl FnOnce(&SystemState) -> bool,
+    ) -> Result<Explored, Mismatch> {
         let Some((post, out)) = self.model.step(&self.position.state, action) else {
-            return Ok(None);
+            return Ok(Explored::Disabled);
         };
         let mut harness = self.position.harness.clone();
         harness.apply(self.model, &self.position.state, action, &post, &out)?;
         self.coverage.record(action, &out);
-        Ok(Some(Position {
+        if !keep(&post) {
+            return Ok(Explored::Checked(None));
+        }
+        Ok(Explored::Checked(Some(Box::new(Position {
             state: post,
             harness,
-        }))
+        }))))
     }
+}
+
+/// What [`Lockstep::explore`] found on an edge both sides agreed on.
+pub enum Explored {
+    /// The model does not enable the action.
+    Disabled,
+    /// The edge agreed; the position it leads to if it was kept.
+    Checked(Option<Box<Position>>),
 }

@@ -8,7 +8,7 @@ use rebalance_model::{self as model, Action};
 
 use super::{
     Attempt, Bucket, BucketStatus, Effects, Event, Flags, Key, Lai, PlanEntry, Reply, Sent,
-    Servers, State, Task, TaskStatus,
+    ServerSet, Servers, State, Task, TaskStatus,
 };
 use crate::translate::TICK_MS;
 
@@ -40,8 +40,8 @@ fn servers(list: &[mgr::ServerId]) -> Servers {
     Servers::of(list.iter().copied())
 }
 
-fn set(s: &BTreeSet<mgr::ServerId>) -> Servers {
-    Servers::of(s.iter().copied())
+fn set(s: &BTreeSet<mgr::ServerId>) -> ServerSet {
+    ServerSet::of(s.iter().copied())
 }
 
 fn bucket_status(s: mgr::BucketStatus) -> BucketStatus {

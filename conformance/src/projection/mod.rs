@@ -28,14 +28,14 @@ pub mod model;
 use std::cell::RefCell;
 use std::fmt::{self, Write};
 
-/// An ordered list of servers (an assignment, a plan's replica list), kept inline. Sets (ISR,
-/// live servers) are kept in ascending order in the same type. `len` is the true length; at most
-/// [`Servers::CAP`] ids are kept, which holds every list of distinct model servers (the model has
-/// at most 8), so two lists are equal exactly when both are.
+/// An ordered list of servers (an assignment, a plan's replica list), kept inline. `len` is the
+/// true length; at most [`Servers::CAP`] ids are kept, which holds every list of distinct model
+/// servers (the model has at most 8), so two lists are equal exactly when both are. An id above
+/// 254 (the model's are below 8) is kept as 255, which no model list holds.
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
 pub struct Servers {
-    len: u32,
-    ids: [u32; Servers::CAP],
+    len: u8,
+    ids: [u8; Servers::CAP],
 }
 
 impl Servers {
@@ -44,10 +44,10 @@ impl Servers {
     pub fn of<I: IntoIterator<Item = u32>>(items: I) -> Servers {
         let mut s = Servers::default();
         for x in items {
-            if let Some(slot) = s.ids.get_mut(s.len as usize) {
-                *slot = x;
+            if let Some(slot) = s.ids.get_mut(usize::from(s.len)) {
+                *slot = u8::try_from(x).unwrap_or(u8::MAX);
             }
-            s.len += 1;
+            s.len = s.len.saturating_add(1);
         }
         s
     }
@@ -55,16 +55,48 @@ impl Servers {
 
 impl fmt::Debug for Servers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kept = (self.len as usize).min(Servers::CAP);
+        let kept = usize::from(self.len).min(Servers::CAP);
         f.write_char('[')?;
         for (i, x) in self.ids[..kept].iter().enumerate() {
             if i > 0 {
                 f.write_char(',')?;
             }
-            write!(f, "{x}")?;
+            match *x {
+                u8::MAX => f.write_str(">254")?,
+                x => write!(f, "{x}")?,
+            }
         }
-        if self.len as usize > kept {
+        if usize::from(self.len) > kept {
             write!(f, ",... ({} in all)", self.len)?;
+        }
+        f.write_char(']')
+    }
+}
+
+/// A set of servers (an ISR, the live servers) as a bit mask: bit `s` for server `s` (bit 63 for
+/// every server above 62; the model's are below 8).
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServerSet(pub u64);
+
+impl ServerSet {
+    pub fn of<I: IntoIterator<Item = u32>>(items: I) -> ServerSet {
+        ServerSet(items.into_iter().fold(0, |m, s| m | 1u64 << s.min(63)))
+    }
+}
+
+impl fmt::Debug for ServerSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_char('[')?;
+        let mut first = true;
+        for s in (0..64).filter(|s| self.0 & (1u64 << s) != 0) {
+            if !first {
+                f.write_char(',')?;
+            }
+            first = false;
+            match s {
+                63 => f.write_str(">62")?,
+                s => write!(f, "{s}")?,
+            }
         }
         f.write_char(']')
     }
@@ -131,7 +163,7 @@ impl fmt::Debug for Event {
 pub struct Lai {
     pub leader: Option<u64>,
     pub leader_epoch: u64,
-    pub isr: Servers,
+    pub isr: ServerSet,
     pub bucket_epoch: u64,
     pub coordinator_epoch: u64,
 }
@@ -219,7 +251,7 @@ pub enum Attempt {
         reconcile_in: u64,
         observed_assignment: Servers,
         observed_leader: Option<u64>,
-        observed_isr: Servers,
+        observed_isr: ServerSet,
     },
 }
 
@@ -243,7 +275,7 @@ pub struct State {
     pub plan: Vec<PlanEntry>,
     pub buckets: Vec<Bucket>,
     pub ce: u64,
-    pub live: Servers,
+    pub live: ServerSet,
     pub rid: Option<u64>,
     pub overall: Option<TaskStatus>,
     /// Per-bucket status, ascending by bucket.

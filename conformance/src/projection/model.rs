@@ -5,15 +5,15 @@ use rebalance_model::{Action, StepOutput, SystemState};
 
 use super::{
     Attempt, Bucket, BucketStatus, Effects, Event, Flags, Key, Lai, PlanEntry, Reply, Sent,
-    Servers, State, Task, TaskStatus,
+    ServerSet, Servers, State, Task, TaskStatus,
 };
 
 fn servers<'a>(list: impl IntoIterator<Item = &'a model::Server>) -> Servers {
     Servers::of(list.into_iter().map(|s| u32::from(*s)))
 }
 
-fn set(s: model::ServerSet) -> Servers {
-    Servers::of(s.iter().map(u32::from))
+fn set(s: model::ServerSet) -> ServerSet {
+    ServerSet(u64::from(s.0))
 }
 
 fn bucket_status(s: model::BucketStatus) -> BucketStatus {
