@@ -33,10 +33,16 @@ pub enum Bug {
     /// writes its result, epochs bumped, even when the elected leader is the current one
     /// (spec 8, D3; H23).
     ReelectOnReconcile,
+    /// Fluss as written (`[v1]`, `[mid]`): a failed read of the task at startup leaves recovery
+    /// pending and nothing retries it (spec 8, D6; H14).
+    StartupReadBlocks,
+    /// Fluss as written (`[late]`): a failed read of the task at startup abandons recovery; the
+    /// stored task is never recovered (spec 8, D6; H14).
+    StartupReadSkips,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 10] = [
+    pub const ALL: [Bug; 12] = [
         Bug::TimeoutCompletes,
         Bug::FinalNotPersisted,
         Bug::CancelBestEffort,
@@ -47,6 +53,8 @@ impl Bug {
         Bug::RecoveryOrder,
         Bug::FlussAtOrigin,
         Bug::ReelectOnReconcile,
+        Bug::StartupReadBlocks,
+        Bug::StartupReadSkips,
     ];
 
     pub fn name(self) -> &'static str {
@@ -61,6 +69,8 @@ impl Bug {
             Bug::RecoveryOrder => "recovery-order",
             Bug::FlussAtOrigin => "fluss-at-origin",
             Bug::ReelectOnReconcile => "reelect-on-reconcile",
+            Bug::StartupReadBlocks => "startup-read-blocks",
+            Bug::StartupReadSkips => "startup-read-skips",
         }
     }
 
@@ -77,6 +87,7 @@ impl Bug {
             Bug::RecoveryOrder => "INV-PENDING-AT-ORIGIN",
             Bug::FlussAtOrigin => "INV-CANCEL-NO-NEW-WORK",
             Bug::ReelectOnReconcile => "INV-EPOCH-ONLY-ON-CHANGE",
+            Bug::StartupReadBlocks | Bug::StartupReadSkips => "LIVE-QUIESCENT",
         }
     }
 }

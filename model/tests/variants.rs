@@ -100,3 +100,47 @@ fn under_d3_the_reconcile_of_a_moved_leader_resends_without_a_write() {
     assert_eq!(state.store.buckets.lai[0].bucket_epoch, 1, "no write");
     assert!(!state.ghost.violations.epoch_without_change);
 }
+
+/// A startup-read variant's trace: the pinned shortest counterexample, replaying to a terminal
+/// state that is not quiescent; and under D6 the same steps are followed by a retried read.
+fn startup_read(bug: Bug, trace: &str) {
+    let model = RebalanceModel::new(preset("ci-recovery-store").unwrap(), BugSet::of(&[bug]));
+    let found = first_discoveries(&model, &["LIVE-QUIESCENT"]);
+    assert_eq!(found.len(), 1, "{bug} breaks LIVE-QUIESCENT");
+    assert_eq!(found[0].actions.len(), 3, "{bug}: shortest counterexample");
+    let path = format!("{}/traces/{trace}", env!("CARGO_MANIFEST_DIR"));
+    let trace = Trace::read(&path).unwrap();
+    assert_eq!(trace.steps, found[0].actions);
+    let last = trace.replay().expect("enabled").states.pop().unwrap();
+    assert!(model.is_terminal(&last), "{bug}: nothing left to do");
+    let live = stateright::Model::property(&model, "LIVE-QUIESCENT");
+    assert!(!(live.condition)(&model, &last), "{bug}: not quiescent");
+    // D6: recovery stays pending and the next Tick enqueues the read again.
+    let spec = RebalanceModel::new(trace.config.clone(), BugSet::none());
+    let mut state = spec.init_state();
+    for a in &trace.steps {
+        state = spec.step(&state, a).expect("enabled under D6").0;
+    }
+    assert!(
+        state.coordinator.recovery_pending,
+        "D6 keeps recovery pending"
+    );
+    let (after_tick, _) = spec
+        .step(&state, &Action::Tick)
+        .expect("Tick retries the read");
+    assert_eq!(
+        after_tick.coordinator.events.len(),
+        1,
+        "Recover enqueued again"
+    );
+}
+
+#[test]
+fn startup_read_blocks_leaves_recovery_pending_forever() {
+    startup_read(Bug::StartupReadBlocks, "variant-startup-read-blocks.json");
+}
+
+#[test]
+fn startup_read_skips_abandons_the_stored_task() {
+    startup_read(Bug::StartupReadSkips, "variant-startup-read-skips.json");
+}

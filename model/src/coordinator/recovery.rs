@@ -26,7 +26,13 @@ impl Step<'_> {
         self.fired(Rule::R16);
         self.s.coordinator.recovery_queued = false;
         // The read may fail: recovery stays pending and R23 re-enqueues it (D6).
-        self.store_op()?;
+        if let Err(abort) = self.store_op() {
+            if self.bug(Bug::StartupReadSkips) {
+                // [late]: recovery is given up and new rebalances are allowed.
+                self.s.coordinator.recovery_pending = false;
+            }
+            return Err(abort);
+        }
         let Some(task) = self.s.store.task else {
             self.s.coordinator.recovery_pending = false;
             return Ok(());

@@ -185,9 +185,10 @@ impl Step<'_> {
                 self.enqueue(Event::Finalize { rid });
             }
         }
-        // R23.4: recovery retry.
+        // R23.4: recovery retry (none under `startup-read-blocks`).
+        let retry = !self.bug(Bug::StartupReadBlocks);
         let c = &mut self.s.coordinator;
-        if c.recovery_pending && !c.recovery_queued {
+        if retry && c.recovery_pending && !c.recovery_queued {
             c.recovery_queued = true;
             self.enqueue(Event::Recover);
         }
