@@ -11,7 +11,6 @@
 //! path is the same on every run. [`walk_bounded`] (a sample) is single-threaded.
 
 use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -68,13 +67,9 @@ impl WalkStats {
     }
 }
 
-/// A fixed-seed fingerprint (std's SipHash with zero keys is deterministic across runs).
-pub fn fingerprint(s: &SystemState) -> u64 {
-    #[allow(deprecated)]
-    let mut h = std::hash::SipHasher::new();
-    s.hash(&mut h);
-    h.finish()
-}
+/// The model's state fingerprint (`rebalance_model::walk`), shared by every graph search of
+/// the project, so a state has one identity in the checker's own searches and in this walk.
+pub use rebalance_model::walk::fingerprint;
 
 /// Checks every edge of `model`'s reachable graph, on every core. `progress` is called about
 /// every `progress_every` states with the running stats.

@@ -8,9 +8,7 @@ use crate::presets::{self, ci_preset_names, preset_names};
 use crate::properties;
 use crate::state::SystemState;
 use serde::Serialize;
-use std::collections::hash_map::DefaultHasher;
 use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -146,11 +144,7 @@ pub fn bench(
     }
 }
 
-fn fingerprint(state: &SystemState) -> u64 {
-    let mut h = DefaultHasher::new();
-    state.hash(&mut h);
-    h.finish()
-}
+use super::walk::fingerprint;
 
 /// A plain DFS over the first `max_states` states, timing each phase in one batch per expanded
 /// state: enumerate the candidates, step every candidate (the step includes its clone of the
