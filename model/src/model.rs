@@ -11,7 +11,7 @@ use crate::state::{
     BucketMeta, Coordinator, Event, Ghost, LastStep, Network, PerBucket, ReplicaView, ServerState,
     Store, SystemState,
 };
-use crate::types::{BucketStatus, LeaderAndIsr, Plan, PlanEntry, PlanKind, Replicas, ServerSet};
+use crate::types::{LeaderAndIsr, Plan, PlanEntry, Replicas, ServerSet};
 use crate::{describe, explorer, properties};
 use stateright::{Model, Path, Property};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -213,17 +213,7 @@ impl RebalanceModel {
                 if !st.s.take(&Message::NliResponse(*msg)) {
                     return false;
                 }
-                let b = msg.bucket;
-                let was_active = pre.coordinator.attempt(b).is_some();
-                let fenced = was_active && response_fenced(pre, msg);
                 let _ = st.on_nli_response(msg);
-                // Ghost of INV-FENCE-RESPONSE, recorded by generic code.
-                if was_active
-                    && st.s.coordinator.status_of(b) == Some(BucketStatus::Completed)
-                    && !fenced
-                {
-                    st.s.ghost.violations.unfenced_completion = true;
-                }
             }
             Action::DeliverAdjustIsr { msg, .. } => {
                 if !st.s.take(&Message::AdjustIsr(*msg)) {
@@ -525,27 +515,6 @@ fn differs_ignoring_last(a: &SystemState, b: &SystemState) -> bool {
         || a.ghost.final_recovered != b.ghost.final_recovered
         || a.ghost.drained_after_cancel != b.ghost.drained_after_cancel
         || a.ghost.violations != b.ghost.violations
-}
-
-/// R12's full fence evaluated on the state before the step: current context, matching key and
-/// the right responder (ghost of INV-FENCE-RESPONSE, independent of the rule's code).
-fn response_fenced(pre: &SystemState, msg: &crate::message::NliResponse) -> bool {
-    let c = &pre.coordinator;
-    let b = msg.bucket;
-    let lai = c.cache.lai[b as usize];
-    let Some(entry) = c.plan_entry(b) else {
-        return false;
-    };
-    let responder_ok = match entry.kind() {
-        PlanKind::LeaderOnly => msg.from == entry.new_leader,
-        _ => Some(msg.from) == lai.leader,
-    };
-    msg.context.coordinator_epoch == c.ce
-        && msg.context.leader == lai.leader
-        && msg.context.leader_epoch == lai.leader_epoch
-        && msg.context.bucket_epoch == lai.bucket_epoch
-        && msg.context.exec_key == c.attempt(b).map(|a| a.key)
-        && responder_ok
 }
 
 /// The Stateright `Model`: the checker, the Explorer and our own searches all step the protocol

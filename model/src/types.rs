@@ -204,6 +204,25 @@ impl PlanEntry {
     pub fn trs_set(&self) -> ServerSet {
         ServerSet::from_servers(&self.trs)
     }
+    /// `at_origin` (spec 4, D4) of this entry's bucket, given its assignment and leader.
+    pub fn at_origin(&self, assignment: &Replicas, leader: Option<Server>) -> bool {
+        *assignment == self.ors
+            && !(self.kind() == PlanKind::LeaderOnly && leader == Some(self.new_leader))
+    }
+    /// `final_state` (spec 4) of this entry's bucket, given its metadata and the live servers.
+    pub fn final_state(
+        &self,
+        assignment: &Replicas,
+        lai: &LeaderAndIsr,
+        live: ServerSet,
+        deleted: bool,
+    ) -> bool {
+        !deleted
+            && *assignment == self.trs
+            && self.trs_set().is_subset(live)
+            && lai.leader.is_some_and(|l| self.trs.contains(&l))
+            && lai.isr == self.trs_set()
+    }
 }
 
 /// The stored LeaderAndIsr of a bucket (spec 3.1).

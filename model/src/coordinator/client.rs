@@ -112,7 +112,7 @@ impl Step<'_> {
         for b in active {
             // `finish` may already have removed it through admission; re-check.
             if self.key_of(b).is_some() && self.at_origin(b) {
-                self.finish(b, BucketStatus::Canceled, None)?;
+                self.finish(b, BucketStatus::Canceled)?;
             }
         }
         let c = &self.s.coordinator;

@@ -24,11 +24,6 @@ impl Step<'_> {
                 continue;
             }
             self.fired(Rule::R3);
-            // Ghosts of INV-TRACKED-BOUND, INV-CANCEL-NO-NEW-WORK, INV-NO-ADMIT-AFTER-FINAL.
-            if self.s.coordinator.tracked_count() >= self.config.max_tracked_timed_out as usize {
-                self.s.ghost.violations.admitted_while_capped = true;
-            }
-            self.note_new_work();
             let rid = self.s.coordinator.rid.expect("admission needs a rebalance");
             let observed = self.observe(b);
             self.s.coordinator.insert_attempt(
@@ -52,10 +47,10 @@ impl Step<'_> {
     pub fn execute(&mut self, b: Bucket) -> Flow {
         self.fired(Rule::R4);
         if self.deleted(b) {
-            return self.finish(b, BucketStatus::Completed, None);
+            return self.finish(b, BucketStatus::Completed);
         }
         match self.entry(b).kind() {
-            PlanKind::NoOp => self.finish(b, BucketStatus::Completed, None),
+            PlanKind::NoOp => self.finish(b, BucketStatus::Completed),
             PlanKind::LeaderOnly => self.lead(b),
             PlanKind::Move => self.resume(b),
         }
@@ -76,7 +71,6 @@ impl Step<'_> {
         if Some(c) == lai.leader {
             return Ok(());
         }
-        self.note_new_work();
         let assignment = *self.assignment(b);
         self.write_bucket(b, assignment, Some(c), lai.isr, true)?;
         self.send_current(b);
@@ -92,20 +86,18 @@ impl Step<'_> {
         let Some(c) = self.elect(b, &e.trs) else {
             return Ok(());
         };
-        self.note_new_work();
         let assignment = *self.assignment(b);
         self.write_bucket_raw(b, assignment, Some(c), lai.isr, true)?;
         self.send_current(b);
         Ok(())
     }
 
-    /// R6 `finish(b, st)`. `ack` is the responder whose NliResponse completed the bucket (R12),
-    /// for the ghost of INV-COMPLETED-ACKED.
-    pub fn finish(&mut self, b: Bucket, st: BucketStatus, ack: Option<Server>) -> Flow {
+    /// R6 `finish(b, st)`.
+    pub fn finish(&mut self, b: Bucket, st: BucketStatus) -> Flow {
         self.fired(Rule::R6);
         let before = self.s.coordinator.status_of(b);
         if st == BucketStatus::Completed {
-            self.note_completion(b, before, ack);
+            self.note_completion(b, before);
         }
         let key = self.key_of(b);
         let c = &mut self.s.coordinator;
@@ -127,19 +119,10 @@ impl Step<'_> {
         }
     }
 
-    /// Ghosts at the moment a bucket becomes COMPLETED (INV-COMPLETED-ACKED and the SOME-*).
-    fn note_completion(&mut self, b: Bucket, before: Option<BucketStatus>, ack: Option<Server>) {
-        let e = self.entry(b);
-        let lai = self.lai(b);
-        let acked = match e.kind() {
-            PlanKind::NoOp => true,
-            PlanKind::Move => self.final_state(b) && ack.is_some() && ack == lai.leader,
-            PlanKind::LeaderOnly => lai.leader == Some(e.new_leader) && ack == Some(e.new_leader),
-        };
+    /// The `SOME-*` facts of a completion. INV-COMPLETED-ACKED and INV-FENCE-RESPONSE are
+    /// checked on the transition (`transition.rs`).
+    fn note_completion(&mut self, b: Bucket, before: Option<BucketStatus>) {
         let deleted = self.deleted(b);
-        if !(deleted || acked) {
-            self.s.ghost.violations.completed_unacked = true;
-        }
         let g = &mut self.s.ghost;
         if deleted {
             g.last.deleted_bucket_completed = true;
@@ -217,7 +200,6 @@ impl Step<'_> {
     /// R9 Phase A: grow the assignment to the union `rs`; leader and ISR unchanged.
     pub fn phase_a(&mut self, b: Bucket) -> Flow {
         self.fired(Rule::R9);
-        self.note_new_work();
         let e = self.entry(b);
         let lai = self.lai(b);
         self.write_bucket(b, e.rs(), lai.leader, lai.isr, true)?;

@@ -14,9 +14,7 @@ use crate::config::Config;
 use crate::message::{Message, Nli};
 pub use crate::rule::Rule;
 use crate::state::{Event, Observed, SystemState};
-use crate::types::{
-    Bucket, BucketStatus, Key, LeaderAndIsr, PlanEntry, PlanKind, Replicas, Server,
-};
+use crate::types::{Bucket, BucketStatus, Key, LeaderAndIsr, PlanEntry, Replicas, Server};
 
 /// A store operation failed: the rest of the step is skipped, every change already made stays
 /// (spec 5, "Abort"; R8).
@@ -100,8 +98,7 @@ impl<'a> Step<'a> {
                 && lai.leader == Some(e.old_leader)
                 && lai.isr.is_subset(ors);
         }
-        self.at_origin_assignment(b)
-            && !(e.kind() == PlanKind::LeaderOnly && self.lai(b).leader == Some(e.new_leader))
+        e.at_origin(self.assignment(b), self.lai(b).leader)
     }
     /// `at_target(b)` (spec 4).
     pub fn at_target(&self, b: Bucket) -> bool {
@@ -114,13 +111,9 @@ impl<'a> Step<'a> {
     }
     /// `final_state(b)` (spec 4).
     pub fn final_state(&self, b: Bucket) -> bool {
-        let e = self.entry(b);
-        let lai = self.lai(b);
-        !self.deleted(b)
-            && self.at_target(b)
-            && e.trs_set().is_subset(self.s.coordinator.live)
-            && lai.leader.is_some_and(|l| e.trs.contains(&l))
-            && lai.isr == e.trs_set()
+        let live = self.s.coordinator.live;
+        self.entry(b)
+            .final_state(self.assignment(b), &self.lai(b), live, self.deleted(b))
     }
     /// `elect(b, candidates)` (spec 4).
     pub fn elect(&self, b: Bucket, candidates: &[Server]) -> Option<Server> {
@@ -142,25 +135,6 @@ impl<'a> Step<'a> {
     pub fn key_of(&self, b: Bucket) -> Option<Key> {
         self.s.coordinator.attempt(b).map(|a| a.key)
     }
-    /// The stored task is the current rebalance's and final (ghost of INV-NO-ADMIT-AFTER-FINAL).
-    pub fn stored_final_for_rid(&self) -> bool {
-        let c = &self.s.coordinator;
-        self.s
-            .store
-            .task
-            .as_ref()
-            .is_some_and(|t| Some(t.id) == c.rid && t.status.is_final())
-    }
-    /// The stored task is the current rebalance's and carries the cancel flag.
-    pub fn stored_cancel_for_rid(&self) -> bool {
-        let c = &self.s.coordinator;
-        self.s
-            .store
-            .task
-            .as_ref()
-            .is_some_and(|t| Some(t.id) == c.rid && t.cancel_requested)
-    }
-
     // ---- effects ----
 
     /// `send_current(b)` (spec 4): the current metadata to every live assigned server, in
@@ -255,26 +229,9 @@ impl<'a> Step<'a> {
         }
     }
 
-    /// Marks a bucket CANCELED; every cancel path goes through here so the ghosts of
-    /// INV-CANCELED-AT-ORIGIN and INV-CANCEL-PERSISTED-FIRST see all of them.
+    /// Marks a bucket CANCELED (R2, R16). INV-CANCELED-AT-ORIGIN and
+    /// INV-CANCEL-PERSISTED-FIRST are checked on the transition (`transition.rs`).
     pub fn mark_canceled(&mut self, b: Bucket) {
-        if !self.at_origin_assignment(b) {
-            self.s.ghost.violations.canceled_off_origin = true;
-        }
-        if !self.stored_cancel_for_rid() {
-            self.s.ghost.violations.canceled_before_persist = true;
-        }
         self.s.coordinator.set_status(b, BucketStatus::Canceled);
-    }
-
-    /// Ghost of INV-CANCEL-NO-NEW-WORK and INV-NO-ADMIT-AFTER-FINAL at an admission, a Phase A
-    /// or a leader-only election.
-    pub fn note_new_work(&mut self) {
-        if self.stored_cancel_for_rid() {
-            self.s.ghost.violations.new_work_after_cancel = true;
-        }
-        if self.stored_final_for_rid() {
-            self.s.ghost.violations.admitted_after_final = true;
-        }
     }
 }

@@ -39,14 +39,14 @@ impl Step<'_> {
         match e.kind() {
             PlanKind::LeaderOnly => {
                 if msg.from == e.new_leader && lai.leader == Some(e.new_leader) {
-                    self.finish(b, BucketStatus::Completed, Some(msg.from))?;
+                    self.finish(b, BucketStatus::Completed)?;
                 }
                 Ok(())
             }
             PlanKind::Move => {
                 if self.final_state(b) {
                     if Some(msg.from) == lai.leader {
-                        self.finish(b, BucketStatus::Completed, Some(msg.from))?;
+                        self.finish(b, BucketStatus::Completed)?;
                     }
                     Ok(())
                 } else {

@@ -17,7 +17,7 @@ impl Step<'_> {
         }
         if self.bug(Bug::TimeoutCompletes) {
             // H1: the timed-out bucket is finished with a final status and forgotten.
-            return self.finish(b, BucketStatus::TimeoutFinal, None);
+            return self.finish(b, BucketStatus::TimeoutFinal);
         }
         let observed = self.observe(b);
         let a = self.s.coordinator.attempt_mut(b).expect("running attempt");
@@ -48,13 +48,13 @@ impl Step<'_> {
         }
         // R14.1: deleted buckets count as completed, before any give-up.
         if self.deleted(b) {
-            return self.finish(b, BucketStatus::Completed, None);
+            return self.finish(b, BucketStatus::Completed);
         }
         // R14.1b (finding F1): after a cancel, a drained bucket that is back at origin is
         // canceled rather than moved again.
         if self.s.coordinator.cancel_requested && self.at_origin(b) {
             self.fired(Rule::R14_1b);
-            return self.finish(b, BucketStatus::Canceled, None);
+            return self.finish(b, BucketStatus::Canceled);
         }
         // R14.2: progress accounting.
         let observed = self.observe(b);
@@ -77,7 +77,7 @@ impl Step<'_> {
             || a.since_progress > self.config.no_progress_timeout_ticks;
         if give_up {
             self.fired(Rule::R14_3);
-            return self.finish(b, BucketStatus::Failed, None);
+            return self.finish(b, BucketStatus::Failed);
         }
         // R14.4: schedule the next reconcile.
         let n = a.reconciles;
