@@ -506,15 +506,31 @@ impl RebalanceModel {
 
 /// Whether `a` and `b` differ in anything but the last-step ghost (did a step change anything).
 fn differs_ignoring_last(a: &SystemState, b: &SystemState) -> bool {
-    a.store != b.store
-        || a.coordinator != b.coordinator
-        || a.servers != b.servers
-        || a.network != b.network
-        || a.budgets != b.budgets
-        || a.ghost.restored != b.ghost.restored
-        || a.ghost.final_recovered != b.ghost.final_recovered
-        || a.ghost.drained_after_cancel != b.ghost.drained_after_cancel
-        || a.ghost.violations != b.ghost.violations
+    // Destructured, so that a field added to the state or the ghost cannot be left out here.
+    let SystemState {
+        store,
+        coordinator,
+        servers,
+        network,
+        budgets,
+        ghost,
+    } = a;
+    let Ghost {
+        restored,
+        final_recovered,
+        drained_after_cancel,
+        violations,
+        last: _,
+    } = ghost;
+    *store != b.store
+        || *coordinator != b.coordinator
+        || *servers != b.servers
+        || *network != b.network
+        || *budgets != b.budgets
+        || *restored != b.ghost.restored
+        || *final_recovered != b.ghost.final_recovered
+        || *drained_after_cancel != b.ghost.drained_after_cancel
+        || *violations != b.ghost.violations
 }
 
 /// The Stateright `Model`: the checker, the Explorer and our own searches all step the protocol
