@@ -1,4 +1,5 @@
-//! The storage port (spec 3.1): a narrow trait over the persisted state, and two adapters.
+//! The storage port (spec 3.1): a narrow trait over the persisted state, and three adapters
+//! (in memory, a durable file, ZooKeeper).
 //!
 //! Every call is one store operation: it may fail, and a failed call changes nothing. Writes are
 //! conditional on the writer's coordinator epoch (D7) and fail with [`StoreError::Fenced`] when
@@ -13,6 +14,7 @@ use crate::core::types::{BucketId, BucketRecord, Epoch, TaskNode};
 pub mod crc32;
 pub mod file;
 pub mod mem;
+pub mod zk;
 
 /// The cluster part of the persisted state: what the coordinator context caches.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,6 +70,36 @@ pub enum StoreError {
     /// An earlier I/O failure left the adapter unable to guarantee its files; reopen it.
     #[error("store unusable after an earlier I/O failure; reopen it: {0}")]
     Poisoned(String),
+    /// The remote store did not answer in time or the connection was lost (ZooKeeper). The
+    /// operation changed nothing: a write whose outcome was unknown is resolved, and undone if it
+    /// landed, before the adapter's next operation.
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    /// The remote store ended the adapter's session (ZooKeeper session expiry); the adapter opens
+    /// a new session on its next operation.
+    #[error("store session expired: {0}")]
+    SessionExpired(String),
+    /// A stored record does not decode (damaged or written by something else); nothing was
+    /// changed, and the record is left as found.
+    #[error("corrupt store record {node}: {detail}")]
+    Corrupt {
+        /// The record (a ZooKeeper path).
+        node: String,
+        /// What failed to verify.
+        detail: String,
+    },
+    /// A stored record of a format version this build does not know; left as found.
+    #[error("store record {node} has unsupported format version {version}")]
+    UnsupportedVersion {
+        /// The record (a ZooKeeper path).
+        node: String,
+        /// The version found.
+        version: u64,
+    },
+    /// A record was changed behind the adapter's back by a writer that did not raise the
+    /// coordinator epoch; the write was refused.
+    #[error("store record {0} changed behind the coordinator's back")]
+    Conflict(String),
 }
 
 /// The storage port. `&mut self` on reads too: an operation may fail, and test adapters count
