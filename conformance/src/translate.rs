@@ -24,7 +24,7 @@ pub fn config(c: &model::Config) -> mgr::Config {
     }
 }
 
-pub fn servers(v: &[model::Server]) -> Vec<mgr::ServerId> {
+pub fn servers(v: &[model::ServerId]) -> Vec<mgr::ServerId> {
     v.iter().map(|s| mgr::ServerId::from(*s)).collect()
 }
 

@@ -61,8 +61,8 @@ pub use crate::core::invariants::InvariantViolation;
 pub use crate::core::manager::{Manager, StartError};
 pub use crate::core::progress::{AttemptView, Flags, Progress, Snapshot, StatusCounts};
 pub use crate::core::types::{
-    Attempt, BucketId, BucketRecord, BucketStatus, Epoch, Key, Kind, LeaderAndIsr, Observed,
-    OverallStatus, Plan, PlanEntry, RebalanceId, ServerId, TaskNode, TaskStatus,
+    Attempt, BucketId, BucketRecord, BucketStatus, Epoch, Key, LeaderAndIsr, Observed,
+    OverallStatus, Plan, PlanEntry, PlanKind, RebalanceId, ServerId, TaskNode, TaskStatus,
 };
 pub use store::file::{FileStore, FileStoreError, FileStoreOptions};
 pub use store::mem::MemStore;

@@ -3,7 +3,7 @@
 use crate::message::{AdjustIsr, AdjustIsrResponse, Message, Nli, NliResponse};
 use crate::rule::RuleSet;
 use crate::state::Event;
-use crate::types::{Bucket, RebalanceId, Server};
+use crate::types::{BucketId, RebalanceId, ServerId};
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
@@ -50,15 +50,15 @@ pub enum Action {
     /// F-DUP.
     DuplicateMessage { msg: Message },
     /// R21.
-    ProposeIsr { server: Server, bucket: Bucket },
+    ProposeIsr { server: ServerId, bucket: BucketId },
     /// R19.
-    CrashServer { server: Server },
+    CrashServer { server: ServerId },
     /// R20.
-    RestartServer { server: Server },
+    RestartServer { server: ServerId },
     /// R17 (crash and restart in one step).
     CrashCoordinator,
     /// Bucket deletion (spec 5, Environment).
-    DeleteBucket { bucket: Bucket },
+    DeleteBucket { bucket: BucketId },
     /// R23.
     Tick,
 }

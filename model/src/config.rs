@@ -1,7 +1,7 @@
 //! The model's configuration: the knobs of spec section 6 in ticks, the cluster, the plan targets
 //! and a budget per fault kind (spec section 9).
 
-use crate::types::{Bucket, Server, ServerSet};
+use crate::types::{BucketId, ServerId, ServerSet};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -25,9 +25,9 @@ pub struct Budgets {
 #[serde(deny_unknown_fields)]
 pub struct BucketConfig {
     /// Initial replica list; its length is the replication factor.
-    pub assignment: Vec<Server>,
+    pub assignment: Vec<ServerId>,
     /// Initial leader, a member of `assignment`. The initial ISR is the whole assignment.
-    pub leader: Server,
+    pub leader: ServerId,
 }
 
 /// One target of the plan the client registers (the plan itself is derived by
@@ -35,9 +35,9 @@ pub struct BucketConfig {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlanTarget {
-    pub bucket: Bucket,
+    pub bucket: BucketId,
     /// Target replica list; `target[0]` is the new leader.
-    pub target: Vec<Server>,
+    pub target: Vec<ServerId>,
 }
 
 /// Everything that fixes one model instance. Durations are in ticks; one tick is
@@ -243,7 +243,7 @@ impl Config {
         Ok(())
     }
 
-    fn check_replicas(&self, field: &str, replicas: &[Server]) -> Result<(), ConfigError> {
+    fn check_replicas(&self, field: &str, replicas: &[ServerId]) -> Result<(), ConfigError> {
         if replicas.len() != self.replication_factor as usize {
             return Err(ConfigError::invalid(
                 field,

@@ -3,7 +3,7 @@
 
 use crate::message::{AdjustIsr, AdjustIsrResponse, AdjustIsrResult, Message, Nli, NliResponse};
 use crate::state::{ReplicaView, SystemState};
-use crate::types::{Bucket, Server, ServerSet};
+use crate::types::{BucketId, ServerId, ServerSet};
 
 /// R22: server `msg.to` handles a NotifyLeaderAndIsr. Returns the response it sends, if any.
 /// A failed response is put in flight only with `failed_in_flight` (the configuration's
@@ -112,7 +112,7 @@ pub fn deliver_adjust_isr_response(s: &mut SystemState, msg: &AdjustIsrResponse)
 }
 
 /// R21: the ISR expansion a leader may propose now, if any.
-pub fn isr_proposal(s: &SystemState, server: Server, b: Bucket) -> Option<AdjustIsr> {
+pub fn isr_proposal(s: &SystemState, server: ServerId, b: BucketId) -> Option<AdjustIsr> {
     let st = &s.servers[server as usize];
     if !st.up {
         return None;

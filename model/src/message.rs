@@ -1,15 +1,15 @@
 //! Network messages (spec 3.4). Messages are values: a trace names a message by its content.
 
-use crate::types::{Bucket, Epoch, Key, LeaderAndIsr, Replicas, Server, ServerSet};
+use crate::types::{BucketId, Epoch, Key, LeaderAndIsr, Replicas, ServerId, ServerSet};
 use serde::{Deserialize, Serialize};
 
 /// NotifyLeaderAndIsr, coordinator -> server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Nli {
-    pub to: Server,
-    pub bucket: Bucket,
+    pub to: ServerId,
+    pub bucket: BucketId,
     pub replicas: Replicas,
-    pub leader: Option<Server>,
+    pub leader: Option<ServerId>,
     pub leader_epoch: Epoch,
     pub isr: ServerSet,
     pub bucket_epoch: Epoch,
@@ -21,7 +21,7 @@ pub struct Nli {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct RequestContext {
     pub coordinator_epoch: Epoch,
-    pub leader: Option<Server>,
+    pub leader: Option<ServerId>,
     pub leader_epoch: Epoch,
     pub bucket_epoch: Epoch,
     pub exec_key: Option<Key>,
@@ -42,8 +42,8 @@ impl Nli {
 /// Server -> coordinator answer to an Nli (R22).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct NliResponse {
-    pub from: Server,
-    pub bucket: Bucket,
+    pub from: ServerId,
+    pub bucket: BucketId,
     pub ok: bool,
     pub context: RequestContext,
 }
@@ -51,8 +51,8 @@ pub struct NliResponse {
 /// Leader -> coordinator ISR proposal (R21).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct AdjustIsr {
-    pub from: Server,
-    pub bucket: Bucket,
+    pub from: ServerId,
+    pub bucket: BucketId,
     pub leader_epoch: Epoch,
     pub bucket_epoch: Epoch,
     pub isr: ServerSet,
@@ -69,8 +69,8 @@ pub enum AdjustIsrResult {
 /// Coordinator -> leader answer to an AdjustIsr (R18, R24).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct AdjustIsrResponse {
-    pub to: Server,
-    pub bucket: Bucket,
+    pub to: ServerId,
+    pub bucket: BucketId,
     pub result: AdjustIsrResult,
 }
 
@@ -85,7 +85,7 @@ pub enum Message {
 }
 
 impl Message {
-    pub fn bucket(&self) -> Bucket {
+    pub fn bucket(&self) -> BucketId {
         match self {
             Message::Nli(m) => m.bucket,
             Message::NliResponse(m) => m.bucket,

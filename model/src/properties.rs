@@ -4,7 +4,7 @@
 use crate::config::Config;
 use crate::model::RebalanceModel;
 use crate::state::SystemState;
-use crate::types::{BucketStatus, PlanKind, ServerSet, TaskStatus};
+use crate::types::{BucketStatus, OverallStatus, PlanKind, ServerSet, TaskStatus};
 use stateright::Property;
 
 type M = RebalanceModel;
@@ -64,7 +64,7 @@ pub fn all() -> Vec<Property<M>> {
             s.ghost.last.timed_out_bucket_completed
         }),
         Property::sometimes("SOME-CANCEL-DRAINS", |_: &M, s: &SystemState| {
-            s.coordinator.overall == Some(TaskStatus::Canceled)
+            s.coordinator.overall == Some(OverallStatus::Canceled)
                 && stored_status(s) == Some(TaskStatus::Canceled)
                 && s.ghost.drained_after_cancel
         }),
@@ -81,7 +81,7 @@ pub fn all() -> Vec<Property<M>> {
             s.ghost.last.stale_reconcile_ignored
         }),
         Property::sometimes("SOME-GIVE-UP-FAILED", |_: &M, s: &SystemState| {
-            s.coordinator.overall == Some(TaskStatus::Failed)
+            s.coordinator.overall == Some(OverallStatus::Failed)
                 && stored_status(s) == Some(TaskStatus::Failed)
                 && !s.ghost.final_recovered
                 && s.coordinator
@@ -207,7 +207,7 @@ fn inv_structure(_: &M, s: &SystemState) -> bool {
     {
         return false;
     }
-    let rebalancing = c.overall == Some(TaskStatus::Rebalancing);
+    let rebalancing = c.overall == Some(OverallStatus::Rebalancing);
     rebalancing == (c.rid.is_some() && (c.any_in_progress() || c.finalize_pending))
 }
 
@@ -241,10 +241,9 @@ fn inv_cancel_persisted_first(_: &M, s: &SystemState) -> bool {
 fn inv_final_persisted(_: &M, s: &SystemState) -> bool {
     let c = &s.coordinator;
     !c.overall_is_final()
-        || s.store
-            .task
-            .as_ref()
-            .is_some_and(|t| Some(t.id) == c.rid && Some(t.status) == c.overall)
+        || s.store.task.as_ref().is_some_and(|t| {
+            Some(t.id) == c.rid && Some(t.status) == c.overall.map(OverallStatus::task_status)
+        })
 }
 
 fn inv_pending_at_origin(_: &M, s: &SystemState) -> bool {
@@ -257,7 +256,7 @@ fn inv_pending_at_origin(_: &M, s: &SystemState) -> bool {
 
 fn inv_completed_at_target(_: &M, s: &SystemState) -> bool {
     let c = &s.coordinator;
-    if c.overall != Some(TaskStatus::Completed) {
+    if c.overall != Some(OverallStatus::Completed) {
         return true;
     }
     c.plan.iter().all(|e| {
@@ -297,7 +296,10 @@ fn quiescent(s: &SystemState) -> bool {
         if !task.status.is_final() {
             return false;
         }
-        if c.rid.is_some() && (Some(task.id) != c.rid || c.overall != Some(task.status)) {
+        if c.rid.is_some()
+            && (Some(task.id) != c.rid
+                || c.overall.map(OverallStatus::task_status) != Some(task.status))
+        {
             return false;
         }
     }

@@ -4,8 +4,8 @@ use crate::config::Budgets;
 use crate::inline::InlineVec;
 use crate::message::Message;
 use crate::types::{
-    Bucket, BucketStatus, Epoch, Key, LeaderAndIsr, Plan, PlanEntry, RebalanceId, Replicas, Server,
-    ServerSet, TaskStatus, MAX_BUCKETS, MAX_SERVERS,
+    BucketId, BucketStatus, Epoch, Key, LeaderAndIsr, OverallStatus, Plan, PlanEntry, RebalanceId,
+    Replicas, ServerId, ServerSet, TaskStatus, MAX_BUCKETS, MAX_SERVERS,
 };
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -48,7 +48,7 @@ pub struct Store {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Observed {
     pub assignment: Replicas,
-    pub leader: Option<Server>,
+    pub leader: Option<ServerId>,
     pub isr: ServerSet,
 }
 
@@ -88,13 +88,13 @@ pub struct Coordinator {
     /// Write-through cache of the store's bucket metadata (`INV-CONTEXT-COHERENT`).
     pub cache: BucketMeta,
     pub rid: Option<RebalanceId>,
-    pub overall: Option<TaskStatus>,
+    pub overall: Option<OverallStatus>,
     pub plan: Plan,
     /// `status[b]` for every plan bucket.
-    pub status: InlineVec<(Bucket, BucketStatus), MAX_BUCKETS>,
-    pub pending: InlineVec<Bucket, MAX_BUCKETS>,
+    pub status: InlineVec<(BucketId, BucketStatus), MAX_BUCKETS>,
+    pub pending: InlineVec<BucketId, MAX_BUCKETS>,
     /// Active attempts by bucket; running iff the status is REBALANCING, tracked iff TIMEOUT.
-    pub attempts: InlineVec<(Bucket, Attempt), MAX_BUCKETS>,
+    pub attempts: InlineVec<(BucketId, Attempt), MAX_BUCKETS>,
     /// Keys of the current rebalance only (R1 clears them), so at most one per bucket.
     pub queued_timeouts: InlineVec<Key, MAX_BUCKETS>,
     pub queued_reconciles: InlineVec<Key, MAX_BUCKETS>,
@@ -112,7 +112,7 @@ pub struct Coordinator {
 pub struct ReplicaView {
     pub leader_epoch: Epoch,
     pub bucket_epoch: Epoch,
-    pub leader: Option<Server>,
+    pub leader: Option<ServerId>,
     pub replicas: Replicas,
     pub isr: ServerSet,
     pub isr_rejected: bool,
@@ -247,39 +247,39 @@ impl<H: Hasher> Hasher for ByteSink<'_, H> {
 }
 
 impl Coordinator {
-    pub fn status_of(&self, b: Bucket) -> Option<BucketStatus> {
+    pub fn status_of(&self, b: BucketId) -> Option<BucketStatus> {
         self.status.iter().find(|(x, _)| *x == b).map(|(_, s)| *s)
     }
-    pub fn set_status(&mut self, b: Bucket, st: BucketStatus) {
+    pub fn set_status(&mut self, b: BucketId, st: BucketStatus) {
         match self.status.iter_mut().find(|(x, _)| *x == b) {
             Some(e) => e.1 = st,
             None => self.status.push((b, st)),
         }
     }
-    pub fn attempt(&self, b: Bucket) -> Option<&Attempt> {
+    pub fn attempt(&self, b: BucketId) -> Option<&Attempt> {
         self.attempts.iter().find(|(x, _)| *x == b).map(|(_, a)| a)
     }
-    pub fn attempt_mut(&mut self, b: Bucket) -> Option<&mut Attempt> {
+    pub fn attempt_mut(&mut self, b: BucketId) -> Option<&mut Attempt> {
         self.attempts
             .iter_mut()
             .find(|(x, _)| *x == b)
             .map(|(_, a)| a)
     }
     /// Inserts keeping ascending bucket order (R23 walks attempts in that order).
-    pub fn insert_attempt(&mut self, b: Bucket, attempt: Attempt) {
+    pub fn insert_attempt(&mut self, b: BucketId, attempt: Attempt) {
         let pos = self.attempts.partition_point(|(x, _)| *x < b);
         self.attempts.insert(pos, (b, attempt));
     }
-    pub fn remove_attempt(&mut self, b: Bucket) {
+    pub fn remove_attempt(&mut self, b: BucketId) {
         self.attempts.retain(|(x, _)| *x != b);
     }
-    pub fn plan_entry(&self, b: Bucket) -> Option<&PlanEntry> {
+    pub fn plan_entry(&self, b: BucketId) -> Option<&PlanEntry> {
         self.plan.iter().find(|e| e.bucket == b)
     }
-    pub fn is_running(&self, b: Bucket) -> bool {
+    pub fn is_running(&self, b: BucketId) -> bool {
         self.attempt(b).is_some() && self.status_of(b) == Some(BucketStatus::Rebalancing)
     }
-    pub fn is_tracked(&self, b: Bucket) -> bool {
+    pub fn is_tracked(&self, b: BucketId) -> bool {
         self.attempt(b).is_some() && self.status_of(b) == Some(BucketStatus::Timeout)
     }
     pub fn running_count(&self) -> usize {
@@ -356,7 +356,7 @@ impl SystemState {
         let mut live = ServerSet::EMPTY;
         for (s, st) in self.servers.iter().enumerate() {
             if st.up {
-                live.insert(s as Server);
+                live.insert(s as ServerId);
             }
         }
         live

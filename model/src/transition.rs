@@ -23,16 +23,16 @@ use crate::action::{Action, CancelReply, ClientReply, StepOutput};
 use crate::message::NliResponse;
 use crate::model::RebalanceModel;
 use crate::state::SystemState;
-use crate::types::{Bucket, BucketStatus, PlanEntry, PlanKind};
+use crate::types::{BucketId, BucketStatus, PlanEntry, PlanKind};
 
 /// What one transition changed, as the checks saw it (tests use it to see that no status change
 /// escapes them).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Examined {
     /// Buckets whose status this step set (or, for a new plan, first gave).
-    pub status_changes: Vec<(Bucket, Option<BucketStatus>, BucketStatus)>,
+    pub status_changes: Vec<(BucketId, Option<BucketStatus>, BucketStatus)>,
     /// Buckets that got a new running attempt.
-    pub admissions: Vec<Bucket>,
+    pub admissions: Vec<BucketId>,
 }
 
 /// Checks one transition and records violations as sticky ghost flags in `post`.
@@ -178,7 +178,7 @@ fn leader_elected(
 }
 
 /// The responses for bucket `b` this step delivered: its action's, and dead ones (spec 9).
-fn responses_for(action: &Action, out: &StepOutput, b: Bucket) -> Vec<NliResponse> {
+fn responses_for(action: &Action, out: &StepOutput, b: BucketId) -> Vec<NliResponse> {
     let mut rs: Vec<NliResponse> = out
         .delivered_dead
         .iter()

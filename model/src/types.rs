@@ -10,14 +10,14 @@ pub const MAX_SERVERS: usize = 8;
 pub const MAX_BUCKETS: usize = 8;
 
 /// An ordered replica list (an assignment, `ors`, `trs`, `rs`), stored inline.
-pub type Replicas = InlineVec<Server, MAX_SERVERS>;
+pub type Replicas = InlineVec<ServerId, MAX_SERVERS>;
 /// A plan: one entry per plan bucket, in admission order.
 pub type Plan = InlineVec<PlanEntry, MAX_BUCKETS>;
 
 /// A tablet server id, `0..servers` (spec 2).
-pub type Server = u8;
+pub type ServerId = u8;
 /// A bucket id, `0..buckets` (spec 2).
-pub type Bucket = u8;
+pub type BucketId = u8;
 /// A rebalance id; the first registered rebalance is 1 (R1).
 pub type RebalanceId = u8;
 /// Leader, bucket and coordinator epochs. Every fault is budgeted, so they stay small.
@@ -30,16 +30,16 @@ pub struct ServerSet(pub u8);
 
 impl ServerSet {
     pub const EMPTY: ServerSet = ServerSet(0);
-    pub fn from_servers<'a>(servers: impl IntoIterator<Item = &'a Server>) -> ServerSet {
+    pub fn from_servers<'a>(servers: impl IntoIterator<Item = &'a ServerId>) -> ServerSet {
         ServerSet(servers.into_iter().fold(0, |m, s| m | (1 << s)))
     }
-    pub fn contains(self, s: Server) -> bool {
+    pub fn contains(self, s: ServerId) -> bool {
         self.0 & (1 << s) != 0
     }
-    pub fn insert(&mut self, s: Server) {
+    pub fn insert(&mut self, s: ServerId) {
         self.0 |= 1 << s;
     }
-    pub fn remove(&mut self, s: Server) {
+    pub fn remove(&mut self, s: ServerId) {
         self.0 &= !(1 << s);
     }
     pub fn is_subset(self, other: ServerSet) -> bool {
@@ -57,7 +57,7 @@ impl ServerSet {
     pub fn len(self) -> u32 {
         self.0.count_ones()
     }
-    pub fn iter(self) -> impl Iterator<Item = Server> {
+    pub fn iter(self) -> impl Iterator<Item = ServerId> {
         (0..8u8).filter(move |s| self.contains(*s))
     }
 }
@@ -76,7 +76,7 @@ impl Serialize for ServerSet {
 
 impl<'de> Deserialize<'de> for ServerSet {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let servers = Vec::<Server>::deserialize(deserializer)?;
+        let servers = Vec::<ServerId>::deserialize(deserializer)?;
         if let Some(bad) = servers.iter().find(|s| **s >= 8) {
             return Err(serde::de::Error::custom(format!(
                 "server {bad} out of range (at most 8 servers)"
@@ -92,7 +92,7 @@ impl<'de> Deserialize<'de> for ServerSet {
 )]
 pub struct Key {
     pub rid: RebalanceId,
-    pub bucket: Bucket,
+    pub bucket: BucketId,
 }
 
 impl fmt::Display for Key {
@@ -158,16 +158,55 @@ impl BucketStatus {
     }
 }
 
+/// The coordinator's overall status of the current rebalance (spec 3.2): `REBALANCING` or a
+/// final status. Unlike the stored task status it is never `NOT_STARTED`: the coordinator has an
+/// overall status only once it has registered or recovered a rebalance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum OverallStatus {
+    Rebalancing,
+    Completed,
+    Failed,
+    Canceled,
+}
+
+impl OverallStatus {
+    pub fn is_final(self) -> bool {
+        self != OverallStatus::Rebalancing
+    }
+
+    /// The overall status a stored task status stands for; `NOT_STARTED` reads as `REBALANCING`
+    /// (the task exists, no bucket has finished it).
+    pub fn of_task(status: TaskStatus) -> OverallStatus {
+        match status {
+            TaskStatus::NotStarted | TaskStatus::Rebalancing => OverallStatus::Rebalancing,
+            TaskStatus::Completed => OverallStatus::Completed,
+            TaskStatus::Failed => OverallStatus::Failed,
+            TaskStatus::Canceled => OverallStatus::Canceled,
+        }
+    }
+
+    /// The task status that records this overall status in the store.
+    pub fn task_status(self) -> TaskStatus {
+        match self {
+            OverallStatus::Rebalancing => TaskStatus::Rebalancing,
+            OverallStatus::Completed => TaskStatus::Completed,
+            OverallStatus::Failed => TaskStatus::Failed,
+            OverallStatus::Canceled => TaskStatus::Canceled,
+        }
+    }
+}
+
 /// One bucket's entry of a plan (spec 2).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
 )]
 pub struct PlanEntry {
-    pub bucket: Bucket,
+    pub bucket: BucketId,
     pub ors: Replicas,
     pub trs: Replicas,
-    pub old_leader: Server,
-    pub new_leader: Server,
+    pub old_leader: ServerId,
+    pub new_leader: ServerId,
 }
 
 /// What a plan entry asks for (spec 2).
@@ -205,7 +244,7 @@ impl PlanEntry {
         ServerSet::from_servers(&self.trs)
     }
     /// `at_origin` (spec 4, D4) of this entry's bucket, given its assignment and leader.
-    pub fn at_origin(&self, assignment: &Replicas, leader: Option<Server>) -> bool {
+    pub fn at_origin(&self, assignment: &Replicas, leader: Option<ServerId>) -> bool {
         *assignment == self.ors
             && !(self.kind() == PlanKind::LeaderOnly && leader == Some(self.new_leader))
     }
@@ -230,7 +269,7 @@ impl PlanEntry {
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
 )]
 pub struct LeaderAndIsr {
-    pub leader: Option<Server>,
+    pub leader: Option<ServerId>,
     pub leader_epoch: Epoch,
     pub isr: ServerSet,
     pub bucket_epoch: Epoch,

@@ -7,8 +7,8 @@ use rebalance_manager as mgr;
 use rebalance_model::{self as model, Action};
 
 use super::{
-    Attempt, Bucket, BucketStatus, Effects, Event, Flags, Key, Lai, PlanEntry, Reply, Sent,
-    ServerSet, Servers, State, Task, TaskStatus,
+    Attempt, BucketId, BucketStatus, Effects, Event, Flags, Key, Lai, OverallStatus, PlanEntry,
+    Reply, Sent, ServerSet, Servers, State, Task, TaskStatus,
 };
 use crate::translate::TICK_MS;
 
@@ -67,13 +67,13 @@ fn task_status(s: mgr::TaskStatus) -> TaskStatus {
     }
 }
 
-fn overall(s: mgr::OverallStatus) -> TaskStatus {
+fn overall(s: mgr::OverallStatus) -> OverallStatus {
     use mgr::OverallStatus as S;
     match s {
-        S::Rebalancing => TaskStatus::Rebalancing,
-        S::Completed => TaskStatus::Completed,
-        S::Failed => TaskStatus::Failed,
-        S::Canceled => TaskStatus::Canceled,
+        S::Rebalancing => OverallStatus::Rebalancing,
+        S::Completed => OverallStatus::Completed,
+        S::Failed => OverallStatus::Failed,
+        S::Canceled => OverallStatus::Canceled,
     }
 }
 
@@ -128,7 +128,7 @@ pub fn state(
         }
     });
     o.buckets
-        .extend(store.cluster.buckets.iter().map(|(b, r)| Bucket {
+        .extend(store.cluster.buckets.iter().map(|(b, r)| BucketId {
             bucket: (*b).into(),
             assignment: servers(&r.assignment),
             lai: lai(&r.lai),

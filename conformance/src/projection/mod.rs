@@ -115,10 +115,19 @@ pub enum BucketStatus {
     TimeoutFinal,
 }
 
-/// A status of the task in the store, and the coordinator's overall status.
+/// A status of the task in the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskStatus {
     NotStarted,
+    Rebalancing,
+    Completed,
+    Failed,
+    Canceled,
+}
+
+/// The coordinator's overall status: `REBALANCING` or a final status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OverallStatus {
     Rebalancing,
     Completed,
     Failed,
@@ -228,7 +237,7 @@ impl fmt::Debug for PlanEntry {
 
 /// One bucket of the store's cluster metadata.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Bucket {
+pub struct BucketId {
     pub bucket: u64,
     pub assignment: Servers,
     pub lai: Lai,
@@ -273,11 +282,11 @@ pub struct State {
     pub task: Option<Task>,
     /// The stored task's plan, in plan order (empty without a task).
     pub plan: Vec<PlanEntry>,
-    pub buckets: Vec<Bucket>,
+    pub buckets: Vec<BucketId>,
     pub ce: u64,
     pub live: ServerSet,
     pub rid: Option<u64>,
-    pub overall: Option<TaskStatus>,
+    pub overall: Option<OverallStatus>,
     /// Per-bucket status, ascending by bucket.
     pub status: Vec<(u64, BucketStatus)>,
     pub pending: Vec<u64>,

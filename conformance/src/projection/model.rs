@@ -4,11 +4,11 @@ use rebalance_model as model;
 use rebalance_model::{Action, StepOutput, SystemState};
 
 use super::{
-    Attempt, Bucket, BucketStatus, Effects, Event, Flags, Key, Lai, PlanEntry, Reply, Sent,
-    ServerSet, Servers, State, Task, TaskStatus,
+    Attempt, BucketId, BucketStatus, Effects, Event, Flags, Key, Lai, OverallStatus, PlanEntry,
+    Reply, Sent, ServerSet, Servers, State, Task, TaskStatus,
 };
 
-fn servers<'a>(list: impl IntoIterator<Item = &'a model::Server>) -> Servers {
+fn servers<'a>(list: impl IntoIterator<Item = &'a model::ServerId>) -> Servers {
     Servers::of(list.into_iter().map(|s| u32::from(*s)))
 }
 
@@ -37,6 +37,16 @@ fn task_status(s: model::TaskStatus) -> TaskStatus {
         S::Completed => TaskStatus::Completed,
         S::Failed => TaskStatus::Failed,
         S::Canceled => TaskStatus::Canceled,
+    }
+}
+
+fn overall(s: model::types::OverallStatus) -> OverallStatus {
+    use model::types::OverallStatus as S;
+    match s {
+        S::Rebalancing => OverallStatus::Rebalancing,
+        S::Completed => OverallStatus::Completed,
+        S::Failed => OverallStatus::Failed,
+        S::Canceled => OverallStatus::Canceled,
     }
 }
 
@@ -85,17 +95,18 @@ pub fn state(s: &SystemState, o: &mut State) {
         }
     });
     let meta = &s.store.buckets;
-    o.buckets.extend((0..meta.assignment.len()).map(|b| Bucket {
-        bucket: b as u64,
-        assignment: servers(&meta.assignment[b]),
-        lai: lai(&meta.lai[b]),
-        deleted: meta.deleted[b],
-    }));
+    o.buckets
+        .extend((0..meta.assignment.len()).map(|b| BucketId {
+            bucket: b as u64,
+            assignment: servers(&meta.assignment[b]),
+            lai: lai(&meta.lai[b]),
+            deleted: meta.deleted[b],
+        }));
     let c = &s.coordinator;
     o.ce = c.ce.into();
     o.live = set(c.live);
     o.rid = c.rid.map(u64::from);
-    o.overall = c.overall.map(task_status);
+    o.overall = c.overall.map(overall);
     o.status.extend(
         c.status
             .iter()

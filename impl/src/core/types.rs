@@ -38,7 +38,7 @@ pub struct PlanEntry {
 
 /// The kind of a plan entry, derived from the plan only (spec 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Kind {
+pub enum PlanKind {
     /// `set(ors) != set(trs)`.
     Move,
     /// Same replica set, different leader.
@@ -71,13 +71,13 @@ impl PlanEntry {
     }
 
     /// The entry's kind (spec 2).
-    pub fn kind(&self) -> Kind {
+    pub fn kind(&self) -> PlanKind {
         if self.moving() {
-            Kind::Move
+            PlanKind::Move
         } else if self.old_leader != Some(self.new_leader) {
-            Kind::LeaderOnly
+            PlanKind::LeaderOnly
         } else {
-            Kind::NoOp
+            PlanKind::NoOp
         }
     }
 

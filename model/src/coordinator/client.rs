@@ -5,7 +5,7 @@ use crate::action::{CancelReply, ClientReply, RegisterReply};
 use crate::bug::Bug;
 use crate::inline::InlineVec;
 use crate::state::{Ghost, TaskNode};
-use crate::types::{Bucket, BucketStatus, Plan, TaskStatus, MAX_BUCKETS};
+use crate::types::{BucketId, BucketStatus, OverallStatus, Plan, TaskStatus, MAX_BUCKETS};
 
 impl Step<'_> {
     /// R1 Register(plan).
@@ -29,7 +29,7 @@ impl Step<'_> {
         // Reset the manager; the event queue is kept.
         let c = &mut self.s.coordinator;
         c.rid = Some(id);
-        c.overall = Some(TaskStatus::Rebalancing);
+        c.overall = Some(OverallStatus::Rebalancing);
         c.status = plan
             .iter()
             .map(|e| (e.bucket, BucketStatus::NotStarted))
@@ -102,7 +102,7 @@ impl Step<'_> {
             }
         }
         self.out.reply = Some(ClientReply::Cancel(CancelReply::Accepted));
-        let active: InlineVec<Bucket, MAX_BUCKETS> = self
+        let active: InlineVec<BucketId, MAX_BUCKETS> = self
             .s
             .coordinator
             .attempts

@@ -3,7 +3,7 @@
 use super::{Flow, Rule, Step};
 use crate::bug::Bug;
 use crate::state::Attempt;
-use crate::types::{Bucket, BucketStatus, Key, PlanKind, Server};
+use crate::types::{BucketId, BucketStatus, Key, PlanKind, ServerId};
 
 impl Step<'_> {
     /// R3 `admit()`. A loop; `finish` inside `execute` calls `admit()` again, which re-checks
@@ -44,7 +44,7 @@ impl Step<'_> {
     }
 
     /// R4 `execute(b)`.
-    pub fn execute(&mut self, b: Bucket) -> Flow {
+    pub fn execute(&mut self, b: BucketId) -> Flow {
         self.fired(Rule::R4);
         if self.deleted(b) {
             return self.finish(b, BucketStatus::Completed);
@@ -57,7 +57,7 @@ impl Step<'_> {
     }
 
     /// R5 `lead(b)`: leader-only election (D3).
-    pub fn lead(&mut self, b: Bucket) -> Flow {
+    pub fn lead(&mut self, b: BucketId) -> Flow {
         self.fired(Rule::R5);
         let e = self.entry(b);
         let lai = self.lai(b);
@@ -79,7 +79,7 @@ impl Step<'_> {
 
     /// Fluss's leader-only reconcile (switch `reelect-on-reconcile`, H23): the election over
     /// `trs` runs and its result is written, epochs bumped, whoever it elects.
-    pub fn reelect(&mut self, b: Bucket) -> Flow {
+    pub fn reelect(&mut self, b: BucketId) -> Flow {
         self.fired(Rule::R5);
         let e = self.entry(b);
         let lai = self.lai(b);
@@ -93,7 +93,7 @@ impl Step<'_> {
     }
 
     /// R6 `finish(b, st)`.
-    pub fn finish(&mut self, b: Bucket, st: BucketStatus) -> Flow {
+    pub fn finish(&mut self, b: BucketId, st: BucketStatus) -> Flow {
         self.fired(Rule::R6);
         let before = self.s.coordinator.status_of(b);
         if st == BucketStatus::Completed {
@@ -121,7 +121,7 @@ impl Step<'_> {
 
     /// The `SOME-*` facts of a completion. INV-COMPLETED-ACKED and INV-FENCE-RESPONSE are
     /// checked on the transition (`transition.rs`).
-    fn note_completion(&mut self, b: Bucket, before: Option<BucketStatus>) {
+    fn note_completion(&mut self, b: BucketId, before: Option<BucketStatus>) {
         let deleted = self.deleted(b);
         let g = &mut self.s.ghost;
         if deleted {
@@ -139,7 +139,7 @@ impl Step<'_> {
     }
 
     /// R7 `resume(b)`: the move decision table, first match.
-    pub fn resume(&mut self, b: Bucket) -> Flow {
+    pub fn resume(&mut self, b: BucketId) -> Flow {
         let e = self.entry(b);
         if self.final_state(b) {
             self.fired(Rule::R7_1);
@@ -175,7 +175,7 @@ impl Step<'_> {
     /// restricted to `trs`. When that changes nothing (only possible for a deleted bucket at its
     /// final metadata, reached through R11) it does nothing at all: neither the write nor the
     /// resend, which would otherwise loop Nli -> ack -> R11 -> Nli forever (findings.md F2).
-    pub fn shrink_at_target(&mut self, b: Bucket) -> Flow {
+    pub fn shrink_at_target(&mut self, b: BucketId) -> Flow {
         let e = self.entry(b);
         let lai = self.lai(b);
         let leader = self.target_leader(b);
@@ -189,7 +189,7 @@ impl Step<'_> {
     }
 
     /// `l = lai.leader` if it is in `trs` and live, else `elect(b, trs)` (R7.2, R10, D3).
-    fn target_leader(&self, b: Bucket) -> Option<Server> {
+    fn target_leader(&self, b: BucketId) -> Option<ServerId> {
         let e = self.entry(b);
         match self.lai(b).leader {
             Some(l) if e.trs.contains(&l) && self.s.coordinator.live.contains(l) => Some(l),
@@ -198,7 +198,7 @@ impl Step<'_> {
     }
 
     /// R9 Phase A: grow the assignment to the union `rs`; leader and ISR unchanged.
-    pub fn phase_a(&mut self, b: Bucket) -> Flow {
+    pub fn phase_a(&mut self, b: BucketId) -> Flow {
         self.fired(Rule::R9);
         let e = self.entry(b);
         let lai = self.lai(b);
@@ -208,7 +208,7 @@ impl Step<'_> {
     }
 
     /// R10 Phase B: assignment to `trs`, ISR restricted to `trs`. Completion needs R12's ack.
-    pub fn phase_b(&mut self, b: Bucket) -> Flow {
+    pub fn phase_b(&mut self, b: BucketId) -> Flow {
         self.fired(Rule::R10);
         let e = self.entry(b);
         let lai = self.lai(b);
@@ -219,7 +219,7 @@ impl Step<'_> {
     }
 
     /// R11 `try_complete(b)` for a move bucket.
-    pub fn try_complete(&mut self, b: Bucket) -> Flow {
+    pub fn try_complete(&mut self, b: BucketId) -> Flow {
         self.fired(Rule::R11);
         if self.deleted(b) {
             // R11: a deleted bucket is left to R14.1, which completes it; acting here would

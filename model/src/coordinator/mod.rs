@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::message::{Message, Nli};
 pub use crate::rule::Rule;
 use crate::state::{Event, Observed, SystemState};
-use crate::types::{Bucket, BucketStatus, Key, LeaderAndIsr, PlanEntry, Replicas, Server};
+use crate::types::{BucketId, BucketStatus, Key, LeaderAndIsr, PlanEntry, Replicas, ServerId};
 
 /// A store operation failed: the rest of the step is skipped, every change already made stays
 /// (spec 5, "Abort"; R8).
@@ -71,25 +71,25 @@ impl<'a> Step<'a> {
 
     // ---- reads of the store through the write-through cache (spec 3.2) ----
 
-    pub fn entry(&self, b: Bucket) -> PlanEntry {
+    pub fn entry(&self, b: BucketId) -> PlanEntry {
         *self.s.coordinator.plan_entry(b).expect("plan bucket")
     }
-    pub fn assignment(&self, b: Bucket) -> &Replicas {
+    pub fn assignment(&self, b: BucketId) -> &Replicas {
         &self.s.coordinator.cache.assignment[b as usize]
     }
-    pub fn lai(&self, b: Bucket) -> LeaderAndIsr {
+    pub fn lai(&self, b: BucketId) -> LeaderAndIsr {
         self.s.coordinator.cache.lai[b as usize]
     }
-    pub fn deleted(&self, b: Bucket) -> bool {
+    pub fn deleted(&self, b: BucketId) -> bool {
         self.s.coordinator.cache.deleted[b as usize]
     }
 
     /// `at_origin_assignment(b)` (spec 4).
-    pub fn at_origin_assignment(&self, b: Bucket) -> bool {
+    pub fn at_origin_assignment(&self, b: BucketId) -> bool {
         *self.assignment(b) == self.entry(b).ors
     }
     /// `at_origin(b)` (spec 4, D4).
-    pub fn at_origin(&self, b: Bucket) -> bool {
+    pub fn at_origin(&self, b: BucketId) -> bool {
         let e = self.entry(b);
         if self.bug(Bug::FlussAtOrigin) {
             let lai = self.lai(b);
@@ -101,22 +101,22 @@ impl<'a> Step<'a> {
         e.at_origin(self.assignment(b), self.lai(b).leader)
     }
     /// `at_target(b)` (spec 4).
-    pub fn at_target(&self, b: Bucket) -> bool {
+    pub fn at_target(&self, b: BucketId) -> bool {
         *self.assignment(b) == self.entry(b).trs
     }
     /// `caught_up(b)` (spec 4).
-    pub fn caught_up(&self, b: Bucket) -> bool {
+    pub fn caught_up(&self, b: BucketId) -> bool {
         let trs = self.entry(b).trs_set();
         trs.is_subset(self.s.coordinator.live) && trs.is_subset(self.lai(b).isr)
     }
     /// `final_state(b)` (spec 4).
-    pub fn final_state(&self, b: Bucket) -> bool {
+    pub fn final_state(&self, b: BucketId) -> bool {
         let live = self.s.coordinator.live;
         self.entry(b)
             .final_state(self.assignment(b), &self.lai(b), live, self.deleted(b))
     }
     /// `elect(b, candidates)` (spec 4).
-    pub fn elect(&self, b: Bucket, candidates: &[Server]) -> Option<Server> {
+    pub fn elect(&self, b: BucketId, candidates: &[ServerId]) -> Option<ServerId> {
         let lai = self.lai(b);
         candidates
             .iter()
@@ -124,7 +124,7 @@ impl<'a> Step<'a> {
             .find(|c| self.s.coordinator.live.contains(*c) && lai.isr.contains(*c))
     }
     /// `observe(b)` (spec 3.2).
-    pub fn observe(&self, b: Bucket) -> Observed {
+    pub fn observe(&self, b: BucketId) -> Observed {
         let lai = self.lai(b);
         Observed {
             assignment: *self.assignment(b),
@@ -132,14 +132,14 @@ impl<'a> Step<'a> {
             isr: lai.isr,
         }
     }
-    pub fn key_of(&self, b: Bucket) -> Option<Key> {
+    pub fn key_of(&self, b: BucketId) -> Option<Key> {
         self.s.coordinator.attempt(b).map(|a| a.key)
     }
     // ---- effects ----
 
     /// `send_current(b)` (spec 4): the current metadata to every live assigned server, in
     /// ascending server order. No store write, no epoch change.
-    pub fn send_current(&mut self, b: Bucket) {
+    pub fn send_current(&mut self, b: BucketId) {
         let lai = self.lai(b);
         let mut replicas_sorted = *self.assignment(b);
         replicas_sorted.sort_unstable();
@@ -169,9 +169,9 @@ impl<'a> Step<'a> {
     /// of R19/R20 (D10).
     pub fn write_bucket(
         &mut self,
-        b: Bucket,
+        b: BucketId,
         assignment: Replicas,
-        leader: Option<Server>,
+        leader: Option<ServerId>,
         isr: crate::types::ServerSet,
         failable: bool,
     ) -> Flow {
@@ -186,9 +186,9 @@ impl<'a> Step<'a> {
     /// caller.
     pub fn write_bucket_raw(
         &mut self,
-        b: Bucket,
+        b: BucketId,
         assignment: Replicas,
-        leader: Option<Server>,
+        leader: Option<ServerId>,
         isr: crate::types::ServerSet,
         failable: bool,
     ) -> Flow {
@@ -231,7 +231,7 @@ impl<'a> Step<'a> {
 
     /// Marks a bucket CANCELED (R2, R16). INV-CANCELED-AT-ORIGIN and
     /// INV-CANCEL-PERSISTED-FIRST are checked on the transition (`transition.rs`).
-    pub fn mark_canceled(&mut self, b: Bucket) {
+    pub fn mark_canceled(&mut self, b: BucketId) {
         self.s.coordinator.set_status(b, BucketStatus::Canceled);
     }
 }

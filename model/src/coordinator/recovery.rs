@@ -4,7 +4,7 @@
 use super::{Flow, Rule, Step};
 use crate::bug::Bug;
 use crate::state::{Attempt, Coordinator, Event};
-use crate::types::{Bucket, BucketStatus, Key, Server, ServerSet, TaskStatus};
+use crate::types::{BucketId, BucketStatus, Key, OverallStatus, ServerId, ServerSet};
 
 impl Step<'_> {
     /// R17: every volatile field is lost; the new incarnation bumps the coordinator epoch
@@ -46,7 +46,7 @@ impl Step<'_> {
         if task.status.is_final() {
             let st = BucketStatus::from_final_task(task.status);
             let c = &mut self.s.coordinator;
-            c.overall = Some(task.status);
+            c.overall = Some(OverallStatus::of_task(task.status));
             c.status = task.plan.iter().map(|e| (e.bucket, st)).collect();
             c.recovery_pending = false;
             self.s.ghost.final_recovered = true;
@@ -72,7 +72,7 @@ impl Step<'_> {
             }
         }
         let c = &mut self.s.coordinator;
-        c.overall = Some(TaskStatus::Rebalancing);
+        c.overall = Some(OverallStatus::Rebalancing);
         c.recovery_pending = false;
         if c.any_in_progress() {
             self.admit()
@@ -83,7 +83,7 @@ impl Step<'_> {
 
     /// R16: a mid-migration bucket becomes a tracked attempt with an immediate reconcile,
     /// exempt from `max_tracked_timed_out` (D1).
-    fn restore_tracked(&mut self, b: Bucket, rid: u8) {
+    fn restore_tracked(&mut self, b: BucketId, rid: u8) {
         let key = Key { rid, bucket: b };
         let observed = self.observe(b);
         self.s.coordinator.insert_attempt(
@@ -104,7 +104,7 @@ impl Step<'_> {
     }
 
     /// R19 as the coordinator handles a server crash. Its writes are assumed to succeed (D10).
-    pub fn on_server_crash(&mut self, s: Server) {
+    pub fn on_server_crash(&mut self, s: ServerId) {
         self.fired(Rule::R19);
         self.s.coordinator.live.remove(s);
         for b in 0..self.config.bucket_count() {
@@ -135,7 +135,7 @@ impl Step<'_> {
     }
 
     /// R20 as the coordinator handles a server restart.
-    pub fn on_server_restart(&mut self, s: Server) {
+    pub fn on_server_restart(&mut self, s: ServerId) {
         self.fired(Rule::R20);
         self.s.coordinator.live.insert(s);
         for b in 0..self.config.bucket_count() {

@@ -3,7 +3,7 @@
 use super::{Flow, Rule, Step};
 use crate::bug::Bug;
 use crate::state::Event;
-use crate::types::{BucketStatus, Key, PlanKind, RebalanceId, TaskStatus};
+use crate::types::{BucketStatus, Key, OverallStatus, PlanKind, RebalanceId, TaskStatus};
 
 impl Step<'_> {
     /// R13 Timeout(key).
@@ -123,7 +123,7 @@ impl Step<'_> {
                 plan: c.plan,
             });
         }
-        c.overall = Some(final_status);
+        c.overall = Some(OverallStatus::of_task(final_status));
         c.finalize_pending = false;
         c.finalize_queued = false;
         write

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::core::types::{BucketId, BucketRecord, Kind, Observed, PlanEntry, ServerId};
+use crate::core::types::{BucketId, BucketRecord, Observed, PlanEntry, PlanKind, ServerId};
 use crate::store::ClusterState;
 
 /// The context. The cache is changed only after the store write succeeded
@@ -110,9 +110,9 @@ pub(crate) fn at_origin_assignment(rec: &BucketRecord, e: &PlanEntry) -> bool {
 
 /// `at_origin(b)`: at origin assignment, and for a leader-only bucket, the new leader not yet in
 /// place (D4).
-pub(crate) fn at_origin(rec: &BucketRecord, e: &PlanEntry, kind: Kind) -> bool {
+pub(crate) fn at_origin(rec: &BucketRecord, e: &PlanEntry, kind: PlanKind) -> bool {
     at_origin_assignment(rec, e)
-        && !(kind == Kind::LeaderOnly && rec.lai.leader == Some(e.new_leader))
+        && !(kind == PlanKind::LeaderOnly && rec.lai.leader == Some(e.new_leader))
 }
 
 /// `at_target(b)` = `assignment[b] == trs`.

@@ -3,7 +3,7 @@
 
 use super::context::at_target;
 use super::{plan_entry, Manager, StepResult};
-use crate::core::types::{Attempt, BucketId, BucketStatus, Key, Kind};
+use crate::core::types::{Attempt, BucketId, BucketStatus, Key, PlanKind};
 use crate::store::Store;
 
 impl<S: Store> Manager<S> {
@@ -60,9 +60,9 @@ impl<S: Store> Manager<S> {
             return self.finish(b, BucketStatus::Completed); // R4.1
         }
         match kind {
-            Kind::NoOp => self.finish(b, BucketStatus::Completed), // R4.2
-            Kind::LeaderOnly => self.lead(b),                      // R4.3
-            Kind::Move => self.resume(b),                          // R4.4
+            PlanKind::NoOp => self.finish(b, BucketStatus::Completed), // R4.2
+            PlanKind::LeaderOnly => self.lead(b),                      // R4.3
+            PlanKind::Move => self.resume(b),                          // R4.4
         }
     }
 

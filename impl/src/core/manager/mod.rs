@@ -12,8 +12,8 @@ use crate::core::config::{Config, ConfigError};
 use crate::core::effects::{Effect, Event, Input, Nli};
 use crate::core::progress::StatusCounts;
 use crate::core::types::{
-    Attempt, BucketId, BucketRecord, BucketStatus, Epoch, Key, Kind, LeaderAndIsr, OverallStatus,
-    Plan, PlanEntry, RebalanceId, ServerId,
+    Attempt, BucketId, BucketRecord, BucketStatus, Epoch, Key, LeaderAndIsr, OverallStatus, Plan,
+    PlanEntry, PlanKind, RebalanceId, ServerId,
 };
 use crate::store::{Store, StoreError};
 
@@ -40,7 +40,7 @@ pub(crate) type StepResult = Result<(), Abort>;
 #[derive(Clone, Debug)]
 pub(crate) struct PlanBucket {
     pub index: usize,
-    pub kind: Kind,
+    pub kind: PlanKind,
     pub status: BucketStatus,
 }
 
@@ -255,7 +255,7 @@ impl<S: Store> Manager<S> {
     }
 
     /// The plan entry of a plan bucket. The Arc is cloned so callers may mutate `self`.
-    pub(crate) fn entry(&self, b: BucketId) -> Option<(Arc<Plan>, usize, Kind)> {
+    pub(crate) fn entry(&self, b: BucketId) -> Option<(Arc<Plan>, usize, PlanKind)> {
         self.plan_buckets
             .get(&b)
             .map(|s| (Arc::clone(&self.plan), s.index, s.kind))

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use super::{plan_entry, Manager, StepResult};
 use crate::core::effects::{AdjustIsrError, Effect, RequestContext};
-use crate::core::types::{BucketId, BucketStatus, Epoch, Kind, ServerId};
+use crate::core::types::{BucketId, BucketStatus, Epoch, PlanKind, ServerId};
 use crate::store::Store;
 
 impl<S: Store> Manager<S> {
@@ -35,13 +35,13 @@ impl<S: Store> Manager<S> {
         };
         let e = plan_entry(&plan, idx);
         match kind {
-            Kind::LeaderOnly => {
+            PlanKind::LeaderOnly => {
                 if from == e.new_leader && rec.lai.leader == Some(e.new_leader) {
                     self.finish(b, BucketStatus::Completed)?;
                 }
                 Ok(())
             }
-            Kind::Move => {
+            PlanKind::Move => {
                 if self.ctx.final_state(b, rec, e) {
                     if rec.lai.leader == Some(from) {
                         self.finish(b, BucketStatus::Completed)?;
@@ -52,7 +52,7 @@ impl<S: Store> Manager<S> {
                 }
             }
             // Unreachable: a no-op bucket finishes in R4 and is always at origin at recovery.
-            Kind::NoOp => Ok(()),
+            PlanKind::NoOp => Ok(()),
         }
     }
 
@@ -119,7 +119,7 @@ impl<S: Store> Manager<S> {
         let Some((plan, idx, kind)) = self.entry(b) else {
             return Ok(());
         };
-        if kind != Kind::Move || !self.attempts.contains_key(&b) {
+        if kind != PlanKind::Move || !self.attempts.contains_key(&b) {
             return Ok(());
         }
         let e = plan_entry(&plan, idx);

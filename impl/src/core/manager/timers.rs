@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::context::at_origin;
 use super::{plan_entry, Manager, StepResult};
 use crate::core::effects::{Effect, Event};
-use crate::core::types::{BucketStatus, Key, Kind, OverallStatus, RebalanceId, TaskNode};
+use crate::core::types::{BucketStatus, Key, OverallStatus, PlanKind, RebalanceId, TaskNode};
 use crate::store::Store;
 
 impl<S: Store> Manager<S> {
@@ -95,10 +95,10 @@ impl<S: Store> Manager<S> {
         a.reconciles = a.reconciles.saturating_add(1);
         // R14.5: the action.
         match kind {
-            Kind::LeaderOnly => self.lead(b),
-            Kind::Move => self.resume(b),
+            PlanKind::LeaderOnly => self.lead(b),
+            PlanKind::Move => self.resume(b),
             // Unreachable (a no-op bucket is never restored); finish it as R4.2 would.
-            Kind::NoOp => self.finish(b, BucketStatus::Completed),
+            PlanKind::NoOp => self.finish(b, BucketStatus::Completed),
         }
     }
 
