@@ -407,38 +407,23 @@ impl ZkStore {
             .map_err(|e| self.fail(e, "raw write"))
     }
 
-    /// Test support: ends this store's session from a second connection, as the server does
-    /// when a session expires. The store's next call sees [`StoreError::SessionExpired`] and
-    /// the call after that opens a new session.
-    pub fn expire_session(&mut self) -> Result<(), StoreError> {
-        self.ensure_connected()?;
+    /// Waits up to `limit` for this store's session to end (the client declares it expired when
+    /// it could not reach the server within the session's expiry time) and says whether it did.
+    /// For fault tests; the store's next call then reports [`StoreError::SessionExpired`].
+    pub fn wait_for_session_end(&self, limit: Duration) -> bool {
         let Some(client) = &self.client else {
-            return Ok(());
+            return true;
         };
-        let session = client.session().clone();
-        let addr = self.addr.clone();
-        let timeout = self.options.session_timeout;
-        let op_timeout = self.options.op_timeout;
-        let twin = self.rt.block_on(async {
-            tokio::time::timeout(
-                op_timeout,
-                zk::Client::connector()
-                    .with_session(session)
-                    .with_session_timeout(timeout)
-                    .with_fail_eagerly()
-                    .connect(&addr),
-            )
+        let mut watcher = client.state_watcher();
+        let ended = self.rt.block_on(async {
+            tokio::time::timeout(limit, async {
+                while !watcher.state().is_terminated() {
+                    watcher.changed().await;
+                }
+            })
             .await
         });
-        match twin {
-            // Dropping the second client closes the shared session on the server.
-            Ok(Ok(twin)) => {
-                self.rt.block_on(async move { drop(twin) });
-                Ok(())
-            }
-            Ok(Err(e)) => Err(Fail::Zk(e).to_store("expiring the session")),
-            Err(_) => Err(Fail::TimedOut.to_store("expiring the session")),
-        }
+        ended.is_ok()
     }
 
     // ---- connection and calls ----
@@ -468,16 +453,24 @@ impl ZkStore {
         }
     }
 
+    /// A session for the next call. A session that ended since the last call is reported once
+    /// as [`StoreError::SessionExpired`] (the manager counts it as a store failure, R8); the
+    /// call after that opens a new session.
     fn ensure_connected(&mut self) -> Result<(), StoreError> {
-        let usable = self
-            .client
-            .as_ref()
-            .is_some_and(|c| !c.state().is_terminated());
-        if !usable {
-            self.client = None;
-            self.connect()?;
+        match &self.client {
+            Some(c) if c.state().is_terminated() => {
+                let ended = format!("session {} ended ({})", c.session_id(), c.state());
+                self.client = None;
+                Err(StoreError::SessionExpired(ended))
+            }
+            Some(_) => Ok(()),
+            None => self.connect(),
         }
-        Ok(())
+    }
+
+    /// Resolves a write in doubt now, if there is one (what every operation does first).
+    pub fn settle(&mut self) -> Result<(), StoreError> {
+        self.prepare()
     }
 
     /// Runs one client call to completion or the operation timeout.
@@ -696,13 +689,15 @@ impl ZkStore {
             }
             Ok(Err(zk::MultiWriteError::RequestFailed { source })) => {
                 let f = Fail::Zk(source);
-                if f.outcome_unknown() {
+                if f.outcome_unknown() && doubt.is_some() {
                     self.in_doubt = doubt;
                 }
                 Err(WriteFail::Store(self.fail(f, "a fenced write")))
             }
             Err(_) => {
-                self.in_doubt = doubt;
+                if doubt.is_some() {
+                    self.in_doubt = doubt;
+                }
                 Err(WriteFail::Store(Fail::TimedOut.to_store("a fenced write")))
             }
         }
