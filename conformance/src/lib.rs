@@ -5,7 +5,8 @@
 //! - [`projection`]: what is compared, as plain values built once from each side;
 //! - [`harness`]: the manager side of one step, mirrored and compared;
 //! - [`lockstep`]: the model and the manager side stepped together, with coverage;
-//! - [`replay`]: a trace file, step by step;
+//! - [`replay`]: a trace file, step by step, with its `expect` blocks checked on the manager
+//!   ([`expect`]);
 //! - [`exhaustive`]: every edge of a preset's reachable graph;
 //! - [`random`]: long seeded random walks with shrinking;
 //! - [`coverage`], [`report`], [`translate`], [`diff`]: the parts.
@@ -13,6 +14,7 @@
 pub mod coverage;
 pub mod diff;
 pub mod exhaustive;
+pub mod expect;
 pub mod harness;
 pub mod lockstep;
 pub mod projection;

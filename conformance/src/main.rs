@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use rebalance_conformance::{exhaustive, random, replay, report};
+use rebalance_conformance::{exhaustive, expect, random, replay, report};
 use rebalance_model::{Bug, BugSet, Config, RebalanceModel};
 
 #[derive(Parser)]
@@ -15,8 +15,8 @@ use rebalance_model::{Bug, BugSet, Config, RebalanceModel};
     long_about = "Every model step is mirrored on the manager (client requests, events, \
                   responses, AdjustIsr, server liveness, coordinator restarts, store faults and \
                   time); after each step the emitted messages, events and replies and a \
-                  projection of both states must be equal.\n\nExit codes: 0 agree, 1 divergence, \
-                  2 invalid trace or bad usage."
+                  projection of both states must be equal.\n\nExit codes: 0 agree, 1 divergence \
+                  or a failed `expect` block of a trace, 2 invalid trace or bad usage."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -26,7 +26,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Replay trace files (spec/trace-format.md), written by `rebalance-model check --trace-out`
-    /// or by hand.
+    /// or by hand, and check their `expect` blocks on the manager.
     Replay {
         /// Trace files to replay, in order.
         #[arg(required = true)]
@@ -119,11 +119,26 @@ fn run(command: Command) -> Result<ExitCode, String> {
                         let p = &ok.progress;
                         println!(
                             "  overall: {}  rebalance: {}",
-                            p.overall.map_or("-".into(), |o| format!("{o:?}")),
+                            p.overall.as_ref().map_or("-".into(), expect::spec_name),
                             p.rid.map_or("-".into(), |r| r.to_string())
                         );
                         for (b, st) in &p.buckets {
-                            println!("  bucket {b}: {st:?}");
+                            println!("  bucket {b}: {}", expect::spec_name(st));
+                        }
+                        let checked = trace.expectations.len();
+                        if ok.failures.is_empty() {
+                            if checked > 0 {
+                                println!("  the manager meets all {checked} expectations");
+                            }
+                        } else {
+                            for f in &ok.failures {
+                                print!("{}", f.render("manager"));
+                            }
+                            println!(
+                                "  the manager fails {} of {checked} expectations",
+                                ok.failures.len()
+                            );
+                            failed = true;
                         }
                     }
                     Err(replay::ReplayError::Invalid(e)) => {

@@ -1,11 +1,15 @@
-//! Replays a trace (written by the model or by hand) against the manager, step by step.
+//! Replays a trace (written by the model or by hand) against the manager, step by step, and
+//! checks the trace's `expect` blocks on the manager's side.
 
+use rebalance_model::expect::ExpectFailure;
 use rebalance_model::trace::TraceError;
 use rebalance_model::Trace;
 
 use crate::coverage::Coverage;
+use crate::expect;
 use crate::harness::Mismatch;
 use crate::lockstep::{Lockstep, StepError};
+use crate::projection::{self, Effects};
 
 /// Why a replay did not agree.
 #[derive(Clone, Debug)]
@@ -23,6 +27,9 @@ pub struct ReplayOk {
     pub coverage: Coverage,
     /// The final per-bucket statuses and overall status, as the manager reports them.
     pub progress: rebalance_manager::Progress,
+    /// The trace's expectations the manager did not meet (each was checked on the manager's
+    /// projection; where the manager meets one, the model, which agrees with it, does too).
+    pub failures: Vec<ExpectFailure>,
 }
 
 pub fn replay(trace: &Trace) -> Result<ReplayOk, ReplayError> {
@@ -34,21 +41,42 @@ pub fn replay(trace: &Trace) -> Result<ReplayOk, ReplayError> {
         Ok(_) => ReplayError::Divergence { step, mismatch },
     };
     let mut lockstep = Lockstep::start(&model).map_err(|m| diverged(0, m))?;
+    let mut effects: Vec<Effects> = Vec::with_capacity(trace.steps.len());
+    let mut failures = Vec::new();
+    let mut check = |after: usize, lockstep: &Lockstep<'_>, effects: &[Effects]| {
+        for e in trace.expectations.iter().filter(|e| e.after == after) {
+            let state = lockstep.harness().projection();
+            let seen = expect::observe(&state, &effects[e.from..e.after]);
+            failures.extend(e.check(&seen));
+        }
+    };
+    check(0, &lockstep, &effects);
     for (index, action) in trace.steps.iter().enumerate() {
         match lockstep.step(action) {
-            Ok(_) => {}
+            Ok(report) => {
+                let mut e = Effects::default();
+                projection::manager::effects(action, &report.effects, &mut e);
+                effects.push(e);
+            }
             Err(StepError::Disabled) => {
-                return Err(ReplayError::Invalid(TraceError::NotEnabled {
-                    index,
-                    action: *action,
-                }))
+                return Err(ReplayError::Invalid(trace.replay().err().unwrap_or(
+                    TraceError::NotEnabled {
+                        index,
+                        at: format!("step {}", index + 1),
+                        action: *action,
+                        enabled: Vec::new(),
+                        exhausted: Vec::new(),
+                    },
+                )))
             }
             Err(StepError::Diverged(mismatch)) => return Err(diverged(index + 1, mismatch)),
         }
+        check(index + 1, &lockstep, &effects);
     }
     Ok(ReplayOk {
         steps: trace.steps.len(),
         progress: lockstep.harness().manager.progress(),
         coverage: lockstep.into_coverage(),
+        failures,
     })
 }

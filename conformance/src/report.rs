@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rebalance_model::{describe, Action, Bug, Config, Trace};
+use rebalance_model::{describe, Action, Bug, BugSet, Config, Trace};
 
 use crate::diff;
 use crate::exhaustive::Divergence;
@@ -19,12 +19,11 @@ pub fn divergence(
     mismatch: &Mismatch,
     trace_path: &Path,
 ) -> String {
-    let trace = Trace {
-        version: 1,
-        config: config.clone(),
-        bugs: bugs.to_vec(),
-        steps: steps[..step.min(steps.len())].to_vec(),
-    };
+    let trace = Trace::new(
+        config.clone(),
+        BugSet::of(bugs),
+        steps[..step.min(steps.len())].to_vec(),
+    );
     let written = match trace.write(trace_path) {
         Ok(()) => format!("trace written to {}", trace_path.display()),
         Err(e) => format!("could not write the trace to {}: {e}", trace_path.display()),

@@ -26,8 +26,8 @@ fn hand_written_traces_replay_and_print_final_statuses() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("agree at all 7 steps"), "{stdout}");
     assert!(stdout.contains("agree at all 11 steps"), "{stdout}");
-    assert_eq!(stdout.matches("bucket 0: Completed").count(), 2, "{stdout}");
-    assert_eq!(stdout.matches("overall: Completed").count(), 2, "{stdout}");
+    assert_eq!(stdout.matches("bucket 0: COMPLETED").count(), 2, "{stdout}");
+    assert_eq!(stdout.matches("overall: COMPLETED").count(), 2, "{stdout}");
 }
 
 #[test]

@@ -7,7 +7,8 @@
 //! - [`RebalanceModel`] (implements `stateright::Model<State = SystemState, Action = Action>`),
 //!   [`RebalanceModel::step`], [`RebalanceModel::register_plan`];
 //! - [`SystemState`] and its parts, [`Action`], [`StepOutput`], [`ClientReply`];
-//! - [`Trace`] (version 1 JSON traces, see `spec/trace-format.md`).
+//! - [`Trace`] (JSON traces, versions 1 and 2, see `spec/trace-format.md`), with
+//!   [`expect::Observation`] for checking a trace's expectations on another implementation.
 
 // The protocol: state, actions, the coordinator's rules, the environment, the properties, and
 // the Stateright model that steps them.
@@ -28,9 +29,11 @@ pub mod types;
 
 // The tooling (`src/check/`), re-exported at the crate root where it always was.
 pub mod check;
-pub use check::{bench, checker, cycle, describe, explorer, shortest, trace, walk};
+pub use check::{
+    bench, checker, cycle, describe, expect, explorer, pattern, render, shortest, trace, walk,
+};
 
-pub use action::{Action, CancelReply, ClientReply, RegisterReply, StepOutput};
+pub use action::{Action, ActionKind, CancelReply, ClientReply, RegisterReply, StepOutput};
 pub use bug::{Bug, BugSet};
 pub use config::{BucketConfig, Budgets, Config, ConfigError, PlanTarget};
 pub use message::{AdjustIsr, AdjustIsrResponse, AdjustIsrResult, Message, Nli, NliResponse};

@@ -73,10 +73,16 @@ enum Command {
     },
     /// List the presets with a one-line description.
     Configs,
-    /// Replay a JSON trace (spec/trace-format.md) and print every step.
+    /// Replay a JSON trace (spec/trace-format.md): print every step with the messages the
+    /// coordinator sent (as trace JSON) and check every `expect` block. Exit 0 when every
+    /// expectation holds, 1 with a keyed diff when one does not, 2 on an invalid trace (a
+    /// malformed field, a step that is not enabled, a pattern that matches no message or several).
     Replay {
         /// The trace file.
         trace: String,
+        /// Also write the trace with every step explicit (patterns resolved) to this file.
+        #[arg(long, value_name = "OUT")]
+        write_resolved: Option<String>,
     },
     /// Measure the model checker per configuration: an exhaustive DFS check for unique
     /// states/s, transitions/s and memory, then a single-threaded profile of where one
@@ -141,24 +147,10 @@ fn main() -> ExitCode {
             model.checker().serve(addr.as_str());
             ExitCode::SUCCESS
         }
-        Command::Replay { trace } => match Trace::read(&trace) {
-            Err(e) => usage(&e.to_string()),
-            Ok(t) => {
-                let model = t.model();
-                let mut state = model.init_state();
-                for (i, a) in t.steps.iter().enumerate() {
-                    match describe::step(&model, &state, a) {
-                        Some(text) => println!("{}. {text}", i + 1),
-                        None => {
-                            println!("{}. NOT ENABLED: {}", i + 1, describe::action(a));
-                            return ExitCode::from(1);
-                        }
-                    }
-                    state = model.step(&state, a).expect("enabled").0;
-                }
-                ExitCode::SUCCESS
-            }
-        },
+        Command::Replay {
+            trace,
+            write_resolved,
+        } => replay(&trace, write_resolved.as_deref()),
         Command::Bench {
             configs,
             threads,
@@ -232,6 +224,58 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         }
+    }
+}
+
+/// `rebalance-model replay`: every step, the coordinator's sends, and the expectations.
+fn replay(path: &str, write_resolved: Option<&str>) -> ExitCode {
+    let t = match Trace::read(path) {
+        Ok(t) => t,
+        Err(e) => return usage(&format!("invalid trace {path}: {e}")),
+    };
+    let replay = match t.replay() {
+        Ok(r) => r,
+        Err(e) => return usage(&format!("invalid trace {path}: {e}")),
+    };
+    if let Some(out) = write_resolved {
+        if let Err(e) = t.write(out) {
+            return usage(&e.to_string());
+        }
+        eprintln!("wrote {out} (every step explicit)");
+    }
+    let model = t.model();
+    let failures = t.check(&replay);
+    let report = |after: usize| {
+        for e in t.expectations.iter().filter(|e| e.after == after) {
+            match failures.iter().find(|f| f.path == e.path) {
+                None => println!("   expect `{}`: holds", e.path),
+                Some(f) => print!("{}", f.render("model")),
+            }
+        }
+    };
+    report(0);
+    for (i, a) in t.steps.iter().enumerate() {
+        let text = describe::step(&model, &replay.states[i], a).unwrap_or_default();
+        println!("{}. {text}", i + 1);
+        for m in &replay.outputs[i].sent {
+            println!("   sent {}", rebalance_model::render::message(m));
+        }
+        report(i + 1);
+    }
+    if failures.is_empty() {
+        println!(
+            "{path}: {} steps, {} expectations hold",
+            t.steps.len(),
+            t.expectations.len()
+        );
+        ExitCode::SUCCESS
+    } else {
+        println!(
+            "{path}: {} of {} expectations failed",
+            failures.len(),
+            t.expectations.len()
+        );
+        ExitCode::from(1)
     }
 }
 

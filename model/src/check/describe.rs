@@ -1,18 +1,16 @@
-//! Actions and steps in spec vocabulary, for counterexamples and the Explorer.
+//! Actions and steps in spec vocabulary, for counterexamples and the Explorer. Messages and
+//! stored metadata are written as trace JSON (`render`), so they can be pasted into a trace.
 
-use crate::action::{Action, CancelReply, ClientReply, RegisterReply, StepOutput};
-use crate::message::{AdjustIsrResult, Message};
+use super::render;
+use crate::action::{Action, StepOutput};
+use crate::message::Message;
 use crate::model::RebalanceModel;
 use crate::state::{Event, SystemState};
-use crate::types::{BucketStatus, ServerSet};
+use crate::types::BucketStatus;
 
 fn fail(k: &Option<u8>) -> String {
     k.map(|k| format!(" [store op {k} fails]"))
         .unwrap_or_default()
-}
-
-fn set(s: ServerSet) -> String {
-    format!("{s:?}")
 }
 
 pub fn event(e: &Event) -> String {
@@ -24,55 +22,15 @@ pub fn event(e: &Event) -> String {
     }
 }
 
+/// A message as its kind and the JSON a trace names it by (the `msg` of its `deliver_*` step).
 pub fn message(m: &Message) -> String {
-    match m {
-        Message::Nli(n) => format!(
-            "Nli(to s{}, b{}, replicas {:?}, leader {:?}, le {}, isr {}, be {}, ce {}, key {})",
-            n.to,
-            n.bucket,
-            n.replicas,
-            n.leader,
-            n.leader_epoch,
-            set(n.isr),
-            n.bucket_epoch,
-            n.coordinator_epoch,
-            n.exec_key.map_or("-".into(), |k| k.to_string())
-        ),
-        Message::NliResponse(r) => format!(
-            "NliResponse(from s{}, b{}, {}, ctx ce {} leader {:?} le {} be {} key {})",
-            r.from,
-            r.bucket,
-            if r.ok { "ok" } else { "error" },
-            r.context.coordinator_epoch,
-            r.context.leader,
-            r.context.leader_epoch,
-            r.context.bucket_epoch,
-            r.context.exec_key.map_or("-".into(), |k| k.to_string())
-        ),
-        Message::AdjustIsr(a) => format!(
-            "AdjustIsr(from s{}, b{}, le {}, be {}, isr {})",
-            a.from,
-            a.bucket,
-            a.leader_epoch,
-            a.bucket_epoch,
-            set(a.isr)
-        ),
-        Message::AdjustIsrResponse(r) => format!(
-            "AdjustIsrResponse(to s{}, b{}, {})",
-            r.to,
-            r.bucket,
-            match &r.result {
-                AdjustIsrResult::Ok(l) => format!(
-                    "ok leader {:?} le {} isr {} be {}",
-                    l.leader,
-                    l.leader_epoch,
-                    set(l.isr),
-                    l.bucket_epoch
-                ),
-                AdjustIsrResult::Err => "error".into(),
-            }
-        ),
-    }
+    let kind = match m {
+        Message::Nli(_) => "Nli",
+        Message::NliResponse(_) => "NliResponse",
+        Message::AdjustIsr(_) => "AdjustIsr",
+        Message::AdjustIsrResponse(_) => "AdjustIsrResponse",
+    };
+    format!("{kind} {}", render::message_body(m))
 }
 
 /// "actor: what" for one action.
@@ -102,8 +60,10 @@ pub fn action(a: &Action) -> String {
             msg.to,
             message(&Message::AdjustIsrResponse(*msg))
         ),
-        Action::DropMessage { msg } => format!("network: loses {}", message(msg)),
-        Action::DuplicateMessage { msg } => format!("network: duplicates {}", message(msg)),
+        Action::DropMessage { msg } => format!("network: loses {}", render::message(msg)),
+        Action::DuplicateMessage { msg } => {
+            format!("network: duplicates {}", render::message(msg))
+        }
         Action::ProposeIsr { server, bucket } => {
             format!("s{server}: proposes an ISR expansion of b{bucket}")
         }
@@ -131,15 +91,22 @@ pub fn effects(pre: &SystemState, post: &SystemState, out: &StepOutput) -> Strin
         }
     }
     if c0.overall != c1.overall {
-        parts.push(format!("overall {:?}", c1.overall));
+        parts.push(format!(
+            "overall {}",
+            c1.overall.as_ref().map_or("none".into(), render::status)
+        ));
     }
     if pre.store.task != post.store.task {
         if let Some(t) = &post.store.task {
             parts.push(format!(
-                "store task r{} {:?}{}",
+                "store task r{} {}{}",
                 t.id,
-                t.status,
-                if t.cancel_requested { " +cancel" } else { "" }
+                render::status(&t.status),
+                if t.cancel_requested {
+                    " cancel_requested"
+                } else {
+                    ""
+                }
             ));
         }
     }
@@ -151,12 +118,14 @@ pub fn effects(pre: &SystemState, post: &SystemState, out: &StepOutput) -> Strin
         let (l0, l1) = (pre.store.buckets.lai[b], post.store.buckets.lai[b]);
         if a0 != a1 || l0 != l1 {
             parts.push(format!(
-                "store b{b} {:?} leader {:?} isr {} le {} be {}",
-                a1,
-                l1.leader,
-                set(l1.isr),
-                l1.leader_epoch,
-                l1.bucket_epoch
+                "store b{b} {}",
+                render::json(&serde_json::json!({
+                    "assignment": a1,
+                    "leader": l1.leader,
+                    "isr": l1.isr,
+                    "leader_epoch": l1.leader_epoch,
+                    "bucket_epoch": l1.bucket_epoch,
+                }))
             ));
         }
         if !pre.store.buckets.deleted[b] && post.store.buckets.deleted[b] {
@@ -164,18 +133,7 @@ pub fn effects(pre: &SystemState, post: &SystemState, out: &StepOutput) -> Strin
         }
     }
     if let Some(r) = &out.reply {
-        parts.push(format!(
-            "reply {}",
-            match r {
-                ClientReply::Register(RegisterReply::Accepted(id)) => format!("Accepted(r{id})"),
-                ClientReply::Register(RegisterReply::RejectedInProgress) =>
-                    "Rejected(InProgress)".into(),
-                ClientReply::Register(RegisterReply::StoreError)
-                | ClientReply::Cancel(CancelReply::StoreError) => "StoreError".into(),
-                ClientReply::Cancel(CancelReply::Accepted) => "Accepted".into(),
-                ClientReply::Cancel(CancelReply::NothingToCancel) => "NothingToCancel".into(),
-            }
-        ));
+        parts.push(format!("reply {}", render::reply(r)));
     }
     if out.store_failed {
         parts.push("store op failed".into());
@@ -203,16 +161,8 @@ pub fn effects(pre: &SystemState, post: &SystemState, out: &StepOutput) -> Strin
     parts.join("; ")
 }
 
-fn status(s: BucketStatus) -> &'static str {
-    match s {
-        BucketStatus::NotStarted => "NOT_STARTED",
-        BucketStatus::Rebalancing => "REBALANCING",
-        BucketStatus::Timeout => "TIMEOUT",
-        BucketStatus::Completed => "COMPLETED",
-        BucketStatus::Failed => "FAILED",
-        BucketStatus::Canceled => "CANCELED",
-        BucketStatus::TimeoutFinal => "TIMEOUT(final)",
-    }
+fn status(s: BucketStatus) -> String {
+    render::status(&s)
 }
 
 /// "actor: what -> effects [rules]".

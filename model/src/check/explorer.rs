@@ -55,7 +55,7 @@ pub fn svg(model: &RebalanceModel, s: &SystemState) -> String {
         }
         let status = c
             .status_of(b as u8)
-            .map_or(String::new(), |st| format!("{st:?}"));
+            .map_or(String::new(), |st| super::render::status(&st));
         let deleted = if s.store.buckets.deleted[b] {
             " deleted"
         } else {
@@ -70,9 +70,9 @@ pub fn svg(model: &RebalanceModel, s: &SystemState) -> String {
     }
     let task = s.store.task.as_ref().map_or("no task".to_string(), |t| {
         format!(
-            "task r{} {:?}{}",
+            "task r{} {}{}",
             t.id,
-            t.status,
+            super::render::status(&t.status),
             if t.cancel_requested { " cancel" } else { "" }
         )
     });
@@ -81,7 +81,9 @@ pub fn svg(model: &RebalanceModel, s: &SystemState) -> String {
         "<text x='5' y='{}'>ce {} | {task} | overall {} | events {} | msgs {}</text></svg>",
         h - 10,
         c.ce,
-        c.overall.map_or("-".to_string(), |o| format!("{o:?}")),
+        c.overall
+            .as_ref()
+            .map_or("-".to_string(), super::render::status),
         c.events.len(),
         s.network.len()
     );

@@ -1,51 +1,150 @@
-//! Version 1 JSON traces: a configuration, the bug switches and a list of actions
-//! (documented in `spec/trace-format.md`).
+//! JSON traces (documented in `spec/trace-format.md`): a configuration, the bug switches and the
+//! steps. Version 1 lists explicit actions; version 2 adds steps by pattern, counted ticks and
+//! `expect` blocks. Loading resolves every step against the model, so a loaded [`Trace`] holds
+//! explicit actions only, with its expectations beside them.
 
+use super::expect::{ExpectFailure, Expectation, Observation};
+use super::pattern::{self, Limits, Shape, ShapeError};
+use super::render;
 use crate::action::{Action, StepOutput};
 use crate::bug::{Bug, BugSet};
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
+use crate::message::Message;
 use crate::model::RebalanceModel;
 use crate::state::SystemState;
-use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use std::fmt;
 use std::path::Path;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The newest format version; [`Trace::to_json`] writes it.
+pub const VERSION: u32 = 2;
+/// The most ticks one `{"kind": "tick", "count": n}` step may take.
+pub const MAX_TICK_COUNT: u64 = 10_000;
+
+/// A loaded trace: explicit actions and the expectations checked along them.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Trace {
-    /// Always 1.
+    /// 1 or 2.
     pub version: u32,
     pub config: Config,
-    #[serde(default)]
     pub bugs: Vec<Bug>,
     pub steps: Vec<Action>,
+    /// In trace order; each covers a range of `steps` (see [`Expectation`]).
+    pub expectations: Vec<Expectation>,
 }
 
-/// Why a trace could not be read or replayed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a trace could not be read or replayed. Every variant but `Io` names where in the trace
+/// the problem is.
+#[derive(Debug, Clone, PartialEq)]
 pub enum TraceError {
+    /// The file could not be read or written.
     Io(String),
-    Parse(String),
-    Version(u32),
-    Config(String),
-    /// Step `index` (0-based) is not enabled in the state reached by the steps before it.
+    /// A field is missing, unknown or malformed, or the text is not JSON. `path` is the field's
+    /// path in the trace (`steps[2].msg.to`; empty for the whole text).
+    Invalid { path: String, message: String },
+    /// `version` is neither 1 nor 2.
+    Version(u64),
+    /// Action `index` (0-based, of the resolved actions) is not enabled in the state the steps
+    /// before it reach. `at` says where it is in the file (`step 3`, `step 3 (tick 2 of 5)`);
+    /// `enabled` lists every action that is, `exhausted` the budgets it needs that are used up.
     NotEnabled {
         index: usize,
+        at: String,
         action: Action,
+        enabled: Vec<Action>,
+        exhausted: Vec<&'static str>,
     },
+    /// A step's pattern matches no candidate (`matching` empty) or several. `candidates` are
+    /// every action of the step's kind the pattern was tried on.
+    Unresolved {
+        path: String,
+        pattern: Value,
+        candidates: Vec<Action>,
+        matching: Vec<Action>,
+    },
+}
+
+impl TraceError {
+    fn invalid(path: impl Into<String>, message: impl Into<String>) -> TraceError {
+        TraceError::Invalid {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<ShapeError> for TraceError {
+    fn from(e: ShapeError) -> TraceError {
+        TraceError::invalid(e.path, e.message)
+    }
+}
+
+fn list(f: &mut fmt::Formatter<'_>, actions: &[Action]) -> fmt::Result {
+    for a in actions {
+        write!(f, "\n    {}", render::action(a))?;
+    }
+    Ok(())
 }
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TraceError::Io(m) | TraceError::Parse(m) | TraceError::Config(m) => f.write_str(m),
-            TraceError::Version(v) => write!(f, "unsupported trace version {v} (expected 1)"),
-            TraceError::NotEnabled { index, action } => write!(
-                f,
-                "step {} is not enabled: {}",
-                index + 1,
-                crate::describe::action(action)
-            ),
+            TraceError::Io(m) => f.write_str(m),
+            TraceError::Invalid { path, message } if path.is_empty() => f.write_str(message),
+            TraceError::Invalid { path, message } => write!(f, "field `{path}`: {message}"),
+            TraceError::Version(v) => {
+                write!(
+                    f,
+                    "field `version`: unsupported trace version {v} (expected 1 or 2)"
+                )
+            }
+            TraceError::NotEnabled {
+                at,
+                action,
+                enabled,
+                exhausted,
+                ..
+            } => {
+                write!(
+                    f,
+                    "{at} is not enabled: {}\n  the step: {}",
+                    crate::describe::action(action),
+                    render::action(action)
+                )?;
+                for b in exhausted {
+                    write!(f, "\n  budget `{b}` is exhausted")?;
+                }
+                if enabled.is_empty() {
+                    write!(f, "\n  no action is enabled")
+                } else {
+                    write!(f, "\n  enabled actions (paste one as the step):")?;
+                    list(f, enabled)
+                }
+            }
+            TraceError::Unresolved {
+                path,
+                pattern,
+                candidates,
+                matching,
+            } => {
+                if matching.is_empty() {
+                    write!(f, "field `{path}`: the pattern {pattern} matches nothing")?;
+                    if candidates.is_empty() {
+                        write!(f, "; there is no candidate of this kind")
+                    } else {
+                        write!(f, "; candidates (paste one as the step):")?;
+                        list(f, candidates)
+                    }
+                } else {
+                    write!(
+                        f,
+                        "field `{path}`: the pattern {pattern} is ambiguous: it matches {} \
+                         (paste one as the step, or add fields to the pattern):",
+                        matching.len()
+                    )?;
+                    list(f, matching)
+                }
+            }
         }
     }
 }
@@ -59,25 +158,63 @@ pub struct Replay {
     pub outputs: Vec<StepOutput>,
 }
 
+/// The budgets `action` draws on that `state` has used up.
+pub fn exhausted_budgets(state: &SystemState, action: &Action) -> Vec<&'static str> {
+    let b = &state.budgets;
+    let mut needed: Vec<(&'static str, u8)> = match action {
+        Action::Register { .. } => vec![("register", b.register)],
+        Action::Cancel { .. } => vec![("cancel", b.cancel)],
+        Action::DropMessage { .. } => vec![("message_loss", b.message_loss)],
+        Action::DuplicateMessage { .. } => vec![("message_duplication", b.message_duplication)],
+        Action::CrashServer { .. } => vec![("server_crash", b.server_crash)],
+        Action::CrashCoordinator => vec![("coordinator_crash", b.coordinator_crash)],
+        Action::DeleteBucket { .. } => vec![("bucket_deletion", b.bucket_deletion)],
+        _ => Vec::new(),
+    };
+    if action.fail_store_op().is_some() {
+        needed.push(("store_failure", b.store_failure));
+    }
+    needed
+        .into_iter()
+        .filter(|(_, left)| *left == 0)
+        .map(|(n, _)| n)
+        .collect()
+}
+
+fn not_enabled(
+    model: &RebalanceModel,
+    state: &SystemState,
+    index: usize,
+    at: String,
+    action: Action,
+) -> TraceError {
+    let mut enabled = Vec::new();
+    model.enabled_actions(state, &mut enabled);
+    TraceError::NotEnabled {
+        index,
+        at,
+        action,
+        enabled,
+        exhausted: exhausted_budgets(state, &action),
+    }
+}
+
 impl Trace {
     pub fn new(config: Config, bugs: BugSet, steps: Vec<Action>) -> Trace {
         Trace {
-            version: 1,
+            version: VERSION,
             config,
             bugs: bugs.to_vec(),
             steps,
+            expectations: Vec::new(),
         }
     }
 
+    /// Parses a version 1 or 2 trace and resolves its steps against the model.
     pub fn from_json(text: &str) -> Result<Trace, TraceError> {
-        let t: Trace = serde_json::from_str(text).map_err(|e| TraceError::Parse(e.to_string()))?;
-        if t.version != 1 {
-            return Err(TraceError::Version(t.version));
-        }
-        t.config
-            .validate()
-            .map_err(|e| TraceError::Config(e.to_string()))?;
-        Ok(t)
+        let v: Value =
+            serde_json::from_str(text).map_err(|e| TraceError::invalid("", e.to_string()))?;
+        parse(&v)
     }
 
     pub fn read(path: impl AsRef<Path>) -> Result<Trace, TraceError> {
@@ -86,8 +223,55 @@ impl Trace {
         Trace::from_json(&text)
     }
 
+    /// The trace with every step explicit: one line per step, an expectation on the step it
+    /// follows (a counted tick stays counted where an expectation covers it), the end's at the
+    /// top level.
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("traces serialize")
+        let mut steps = Vec::new();
+        let mut i = 0;
+        while i < self.steps.len() {
+            let on_step = self
+                .expectations
+                .iter()
+                .find(|e| !e.is_end() && e.from == i && e.after > i);
+            // Written by hand rather than through a JSON map, so that `kind` comes first.
+            let (mut step, next) = match on_step {
+                Some(e) if e.after - e.from > 1 => (
+                    format!("{{\"kind\":\"tick\",\"count\":{}}}", e.after - e.from),
+                    e.after,
+                ),
+                _ => (render::action(&self.steps[i]), i + 1),
+            };
+            if let Some(e) = on_step {
+                step.pop();
+                step.push_str(&format!(",\"expect\":{}}}", render::json(&e.expect)));
+            }
+            steps.push(step);
+            i = next;
+        }
+        let config = serde_json::to_string_pretty(&self.config)
+            .expect("configurations serialize")
+            .replace('\n', "\n  ");
+        let version = if self.expectations.is_empty() {
+            self.version
+        } else {
+            VERSION
+        };
+        let mut out = format!(
+            "{{\n  \"version\": {version},\n  \"config\": {config},\n  \"bugs\": {},\n  \
+             \"steps\": [",
+            render::json(&self.bugs)
+        );
+        for (n, s) in steps.iter().enumerate() {
+            out.push_str(if n == 0 { "\n    " } else { ",\n    " });
+            out.push_str(s);
+        }
+        out.push_str(if steps.is_empty() { "]" } else { "\n  ]" });
+        if let Some(e) = self.expectations.iter().find(|e| e.is_end()) {
+            out.push_str(&format!(",\n  \"expect\": {}", render::json(&e.expect)));
+        }
+        out.push_str("\n}");
+        out
     }
 
     pub fn write(&self, path: impl AsRef<Path>) -> Result<(), TraceError> {
@@ -107,13 +291,440 @@ impl Trace {
         let mut outputs = Vec::new();
         for (index, action) in self.steps.iter().enumerate() {
             let pre = states.last().expect("init state");
-            let (next, out) = model.step(pre, action).ok_or(TraceError::NotEnabled {
-                index,
-                action: *action,
-            })?;
+            let Some((next, out)) = model.step(pre, action) else {
+                return Err(not_enabled(
+                    &model,
+                    pre,
+                    index,
+                    format!("step {}", index + 1),
+                    *action,
+                ));
+            };
             states.push(next);
             outputs.push(out);
         }
         Ok(Replay { states, outputs })
+    }
+
+    /// Every expectation that the model's replay does not meet, in trace order.
+    pub fn check(&self, replay: &Replay) -> Vec<ExpectFailure> {
+        self.expectations
+            .iter()
+            .filter_map(|e| {
+                let seen = Observation::of_model(
+                    &replay.states[e.after],
+                    &replay.outputs[e.from..e.after],
+                );
+                e.check(&seen)
+            })
+            .collect()
+    }
+}
+
+/// One step as written, validated: the action as a (possibly partial) JSON object, how many
+/// times it is taken, and its expectation.
+struct StepSpec {
+    path: String,
+    pattern: Map<String, Value>,
+    count: u64,
+    expect: Option<Value>,
+}
+
+const KINDS: &[&str] = &[
+    "register",
+    "cancel",
+    "process_event",
+    "deliver_nli",
+    "deliver_nli_response",
+    "deliver_adjust_isr",
+    "deliver_adjust_isr_response",
+    "drop_message",
+    "duplicate_message",
+    "propose_isr",
+    "crash_server",
+    "restart_server",
+    "crash_coordinator",
+    "delete_bucket",
+    "tick",
+];
+
+const EVENT: &[(&str, Shape)] = &[
+    (
+        "type",
+        Shape::Name(&["timeout", "reconcile", "finalize", "recover"]),
+    ),
+    ("key", Shape::Object(pattern::KEY)),
+    ("rid", Shape::Small),
+];
+const FAIL: Shape = Shape::Positive(255);
+
+/// The message fields a `deliver_*` kind takes, or `None` for other kinds.
+fn delivered(kind: &str) -> Option<&'static [(&'static str, Shape)]> {
+    match kind {
+        "deliver_nli" => Some(pattern::NLI),
+        "deliver_nli_response" => Some(pattern::NLI_RESPONSE),
+        "deliver_adjust_isr" => Some(pattern::ADJUST_ISR),
+        "deliver_adjust_isr_response" => Some(pattern::ADJUST_ISR_RESPONSE),
+        _ => None,
+    }
+}
+
+fn parse(v: &Value) -> Result<Trace, TraceError> {
+    let Some(top) = v.as_object() else {
+        return Err(TraceError::invalid("", "a trace is a JSON object"));
+    };
+    for k in top.keys() {
+        if !["version", "config", "bugs", "steps", "expect"].contains(&k.as_str()) {
+            return Err(TraceError::invalid(
+                k.as_str(),
+                "unknown field; expected `version`, `config`, `bugs`, `steps` or `expect`",
+            ));
+        }
+    }
+    let version = match top.get("version") {
+        None => return Err(TraceError::invalid("version", "missing (1 or 2)")),
+        Some(x) => x
+            .as_u64()
+            .ok_or_else(|| TraceError::invalid("version", format!("expected 1 or 2, found {x}")))?,
+    };
+    if version != 1 && version != 2 {
+        return Err(TraceError::Version(version));
+    }
+    let config = parse_config(top.get("config"))?;
+    let bugs = parse_bugs(top.get("bugs"))?;
+    let limits = Limits {
+        servers: config.servers.into(),
+        buckets: config.buckets.len() as u64,
+    };
+    let Some(raw_steps) = top.get("steps") else {
+        return Err(TraceError::invalid("steps", "missing (a list of steps)"));
+    };
+    let Some(raw_steps) = raw_steps.as_array() else {
+        return Err(TraceError::invalid("steps", "expected a list of steps"));
+    };
+    let specs = raw_steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| parse_step(s, &format!("steps[{i}]"), version, limits))
+        .collect::<Result<Vec<_>, _>>()?;
+    let end = match top.get("expect") {
+        None => None,
+        Some(_) if version == 1 => {
+            return Err(TraceError::invalid("expect", "needs \"version\": 2"))
+        }
+        Some(x) => Some(x),
+    };
+    // Every expectation is validated before any step is resolved.
+    for s in &specs {
+        if let Some(x) = &s.expect {
+            Expectation::parse(x, &format!("{}.expect", s.path), 0, 0, limits)?;
+        }
+    }
+    if let Some(x) = end {
+        Expectation::parse(x, "expect", 0, 0, limits)?;
+    }
+    let model = RebalanceModel::new(config.clone(), BugSet::of(&bugs));
+    let mut state = model.init_state();
+    let mut steps = Vec::new();
+    let mut expectations = Vec::new();
+    let mut last_from = 0;
+    for (i, spec) in specs.iter().enumerate() {
+        let from = steps.len();
+        last_from = from;
+        for rep in 0..spec.count {
+            let action = resolve(&model, &state, spec)?;
+            let at = if spec.count > 1 {
+                format!("step {} (tick {} of {})", i + 1, rep + 1, spec.count)
+            } else {
+                format!("step {}", i + 1)
+            };
+            let Some((next, _)) = model.step(&state, &action) else {
+                return Err(not_enabled(&model, &state, steps.len(), at, action));
+            };
+            state = next;
+            steps.push(action);
+        }
+        if let Some(x) = &spec.expect {
+            let path = format!("{}.expect", spec.path);
+            expectations.push(Expectation::parse(x, &path, from, steps.len(), limits)?);
+        }
+    }
+    if let Some(x) = end {
+        // At the end, `sent` and `reply` are those of the last step.
+        expectations.push(Expectation::parse(
+            x,
+            "expect",
+            last_from,
+            steps.len(),
+            limits,
+        )?);
+    }
+    Ok(Trace {
+        version: version as u32,
+        config,
+        bugs,
+        steps,
+        expectations,
+    })
+}
+
+fn parse_config(v: Option<&Value>) -> Result<Config, TraceError> {
+    let Some(v) = v else {
+        return Err(TraceError::invalid(
+            "config",
+            "missing (a model configuration)",
+        ));
+    };
+    let config: Config = serde_json::from_value(v.clone())
+        .map_err(|e| TraceError::invalid("config", e.to_string()))?;
+    config.validate().map_err(|e| match e {
+        ConfigError::Invalid { field, message } => {
+            TraceError::invalid(format!("config.{field}"), message)
+        }
+        other => TraceError::invalid("config", other.to_string()),
+    })?;
+    Ok(config)
+}
+
+fn parse_bugs(v: Option<&Value>) -> Result<Vec<Bug>, TraceError> {
+    let Some(v) = v else {
+        return Ok(Vec::new());
+    };
+    let Some(names) = v.as_array() else {
+        return Err(TraceError::invalid(
+            "bugs",
+            "expected a list of bug switch names",
+        ));
+    };
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            serde_json::from_value::<Bug>(n.clone()).map_err(|_| {
+                TraceError::invalid(
+                    format!("bugs[{i}]"),
+                    format!(
+                        "unknown bug switch {n}; expected one of {}",
+                        Bug::ALL.map(|b| b.name()).join(", ")
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Validates one step: its kind, its fields (by pattern or whole), `count` and `expect`.
+fn parse_step(v: &Value, path: &str, version: u64, limits: Limits) -> Result<StepSpec, TraceError> {
+    let Some(obj) = v.as_object() else {
+        return Err(TraceError::invalid(
+            path,
+            "a step is a JSON object with a `kind`",
+        ));
+    };
+    let kind_path = format!("{path}.kind");
+    let kind = match obj.get("kind") {
+        None => return Err(TraceError::invalid(&kind_path, "missing")),
+        Some(k) => match k.as_str().filter(|k| KINDS.contains(k)) {
+            Some(k) => k,
+            None => {
+                return Err(TraceError::invalid(
+                    kind_path,
+                    format!(
+                        "unknown step kind {k}; expected one of {}",
+                        KINDS.join(", ")
+                    ),
+                ))
+            }
+        },
+    };
+    let mut rest = obj.clone();
+    rest.remove("kind");
+    let v2 = |field: &str| -> Result<(), TraceError> {
+        if version < 2 {
+            Err(TraceError::invalid(
+                format!("{path}.{field}"),
+                "needs \"version\": 2",
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    let expect = rest.remove("expect");
+    if expect.is_some() {
+        v2("expect")?;
+    }
+    let mut count = 1;
+    if let Some(c) = rest.remove("count") {
+        if kind != "tick" {
+            return Err(TraceError::invalid(
+                format!("{path}.count"),
+                "only a `tick` step takes a count",
+            ));
+        }
+        v2("count")?;
+        count = pattern::validate(
+            &c,
+            Shape::Positive(MAX_TICK_COUNT),
+            &format!("{path}.count"),
+            limits,
+        )?
+        .as_u64()
+        .expect("validated");
+    }
+    let mut pat = Map::new();
+    pat.insert("kind".into(), Value::from(kind));
+    let failable = matches!(
+        kind,
+        "register" | "cancel" | "process_event" | "deliver_nli_response" | "deliver_adjust_isr"
+    );
+    if failable {
+        if let Some(k) = rest.remove("fail_store_op") {
+            let p = format!("{path}.fail_store_op");
+            pat.insert(
+                "fail_store_op".into(),
+                pattern::validate(&k, FAIL, &p, limits)?,
+            );
+        }
+    }
+    let is_message = matches!(kind, "drop_message" | "duplicate_message");
+    if delivered(kind).is_some() || is_message {
+        // The message, whole under `msg` or by pattern at the top level.
+        let (msg, msg_path) = match rest.remove("msg") {
+            Some(_) if !rest.is_empty() => {
+                let extra = rest.keys().next().expect("non-empty");
+                return Err(TraceError::invalid(
+                    format!("{path}.{extra}"),
+                    "give the message either under `msg` or as fields of the step, not both",
+                ));
+            }
+            Some(m) => (m, format!("{path}.msg")),
+            None => (Value::Object(std::mem::take(&mut rest)), path.to_string()),
+        };
+        let checked = match delivered(kind) {
+            Some(fields) => pattern::object(&msg, fields, &msg_path, limits)?,
+            None => pattern::validate(&msg, Shape::Message, &msg_path, limits)?,
+        };
+        pat.insert("msg".into(), checked);
+    } else {
+        let fields: &[(&str, Shape)] = match kind {
+            "process_event" => &[("event", Shape::Object(EVENT))],
+            "propose_isr" => &[("server", Shape::Server), ("bucket", Shape::Bucket)],
+            "crash_server" | "restart_server" => &[("server", Shape::Server)],
+            "delete_bucket" => &[("bucket", Shape::Bucket)],
+            _ => &[],
+        };
+        if let Value::Object(m) = pattern::object(&Value::Object(rest), fields, path, limits)? {
+            pat.extend(m);
+        }
+    }
+    if version < 2 {
+        if let Err(e) = serde_json::from_value::<Action>(Value::Object(pat.clone())) {
+            return Err(TraceError::invalid(
+                path,
+                format!(
+                    "{e} (a version 1 step names its action whole; patterns need \"version\": 2)"
+                ),
+            ));
+        }
+    }
+    Ok(StepSpec {
+        path: path.to_string(),
+        pattern: pat,
+        count,
+        expect,
+    })
+}
+
+/// The one action `spec` names in `state`: the step itself when it is whole, else the one
+/// candidate of its kind its pattern matches.
+fn resolve(
+    model: &RebalanceModel,
+    state: &SystemState,
+    spec: &StepSpec,
+) -> Result<Action, TraceError> {
+    let whole = Value::Object(spec.pattern.clone());
+    if let Ok(action) = serde_json::from_value::<Action>(whole) {
+        return Ok(action);
+    }
+    let kind = spec.pattern["kind"].as_str().expect("validated kind");
+    let fail = spec
+        .pattern
+        .get("fail_store_op")
+        .and_then(Value::as_u64)
+        .map(|k| k as u8);
+    let mut pat = spec.pattern.clone();
+    pat.remove("fail_store_op");
+    let pat = Value::Object(pat);
+    let mut distinct: Vec<Message> = state.network.to_vec();
+    distinct.dedup();
+    let candidates: Vec<Action> = match kind {
+        "deliver_nli"
+        | "deliver_nli_response"
+        | "deliver_adjust_isr"
+        | "deliver_adjust_isr_response" => distinct
+            .iter()
+            .map(|m| match *m {
+                Message::Nli(msg) => Action::DeliverNli { msg },
+                Message::NliResponse(msg) => Action::DeliverNliResponse {
+                    msg,
+                    fail_store_op: None,
+                },
+                Message::AdjustIsr(msg) => Action::DeliverAdjustIsr {
+                    msg,
+                    fail_store_op: None,
+                },
+                Message::AdjustIsrResponse(msg) => Action::DeliverAdjustIsrResponse { msg },
+            })
+            .collect(),
+        "drop_message" => distinct
+            .iter()
+            .map(|m| Action::DropMessage { msg: *m })
+            .collect(),
+        "duplicate_message" => distinct
+            .iter()
+            .map(|m| Action::DuplicateMessage { msg: *m })
+            .collect(),
+        "process_event" => state
+            .coordinator
+            .events
+            .first()
+            .map(|e| Action::ProcessEvent {
+                event: *e,
+                fail_store_op: None,
+            })
+            .into_iter()
+            .collect(),
+        _ => {
+            let mut enabled = Vec::new();
+            model.enabled_actions(state, &mut enabled);
+            enabled
+                .into_iter()
+                .filter(|a| a.fail_store_op().is_none())
+                .collect()
+        }
+    };
+    let candidates: Vec<Action> = candidates
+        .into_iter()
+        .filter(|a| serde_json::to_value(a).expect("actions")["kind"] == kind)
+        .collect();
+    let matching: Vec<Action> = candidates
+        .iter()
+        .filter(|a| pattern::matches(&pat, &serde_json::to_value(a).expect("actions")))
+        .copied()
+        .collect();
+    match matching.as_slice() {
+        [one] => Ok(one.with_fail_store_op(fail)),
+        _ => Err(TraceError::Unresolved {
+            path: spec.path.clone(),
+            pattern: pat,
+            candidates: candidates
+                .iter()
+                .map(|a| a.with_fail_store_op(fail))
+                .collect(),
+            matching: matching
+                .iter()
+                .map(|a| a.with_fail_store_op(fail))
+                .collect(),
+        }),
     }
 }

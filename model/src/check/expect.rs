@@ -1,0 +1,232 @@
+//! `expect` blocks of version 2 traces: what a step (or the end of the trace) must show, checked
+//! on the model here and on the manager by the conformance harness, both through
+//! [`Observation`], the same JSON built from each side.
+
+use super::pattern::{self, FieldDiff, Limits, Shape, ShapeError};
+use super::render;
+use crate::action::StepOutput;
+use crate::state::SystemState;
+use serde_json::{json, Map, Value};
+
+const TASK_STATUSES: &[&str] = &[
+    "NOT_STARTED",
+    "REBALANCING",
+    "COMPLETED",
+    "FAILED",
+    "CANCELED",
+];
+const BUCKET_STATUSES: &[&str] = &[
+    "NOT_STARTED",
+    "REBALANCING",
+    "TIMEOUT",
+    "COMPLETED",
+    "FAILED",
+    "CANCELED",
+    "TIMEOUT_FINAL",
+];
+const TASK: &[(&str, Shape)] = &[
+    ("id", Shape::Small),
+    ("status", Shape::Name(TASK_STATUSES)),
+    ("cancel_requested", Shape::Bool),
+];
+const BUCKET: &[(&str, Shape)] = &[
+    ("status", Shape::Nullable(&Shape::Name(BUCKET_STATUSES))),
+    ("assignment", Shape::Replicas),
+    ("leader", Shape::Nullable(&Shape::Server)),
+    ("isr", Shape::ServerSet),
+    ("leader_epoch", Shape::Small),
+    ("bucket_epoch", Shape::Small),
+    ("deleted", Shape::Bool),
+];
+/// The fields of an `expect` block (spec/trace-format.md, "Expectations").
+pub const EXPECT: &[(&str, Shape)] = &[
+    ("overall", Shape::Nullable(&Shape::Name(TASK_STATUSES))),
+    ("task", Shape::Nullable(&Shape::Object(TASK))),
+    ("buckets", Shape::PerBucket(&Shape::Object(BUCKET))),
+    ("sent", Shape::List(&Shape::Message)),
+    ("reply", Shape::Nullable(&Shape::Reply)),
+];
+
+/// One `expect` block, validated and normalized.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expectation {
+    /// Where the block is in the trace file: `steps[3].expect`, or `expect` for the end.
+    pub path: String,
+    /// The actions it covers: its `sent` and `reply` are those of actions `from..after` (one
+    /// file step; `tick` with a `count` is several), its state the one after `after` actions.
+    pub from: usize,
+    pub after: usize,
+    /// The block as written, normalized (server sets ascending).
+    pub expect: Value,
+}
+
+/// An expectation that did not hold, with every differing field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExpectFailure {
+    pub path: String,
+    pub after: usize,
+    pub diffs: Vec<FieldDiff>,
+}
+
+impl Expectation {
+    /// Validates a block at `path`.
+    pub fn parse(
+        v: &Value,
+        path: &str,
+        from: usize,
+        after: usize,
+        limits: Limits,
+    ) -> Result<Expectation, ShapeError> {
+        Ok(Expectation {
+            path: path.to_string(),
+            from,
+            after,
+            expect: pattern::object(v, EXPECT, path, limits)?,
+        })
+    }
+
+    /// Whether this is the trace's final block (the top-level `expect`).
+    pub fn is_end(&self) -> bool {
+        self.path == "expect"
+    }
+
+    /// `None` when every field given matches `seen`.
+    pub fn check(&self, seen: &Observation) -> Option<ExpectFailure> {
+        let mut diffs = Vec::new();
+        pattern::diff(&self.expect, &seen.to_json(), &self.path, &mut diffs);
+        (!diffs.is_empty()).then(|| ExpectFailure {
+            path: self.path.clone(),
+            after: self.after,
+            diffs,
+        })
+    }
+}
+
+impl ExpectFailure {
+    /// A keyed diff: one line per field with its path, the expected and the actual value.
+    pub fn render(&self, side: &str) -> String {
+        let rows: Vec<(String, String, String)> = self
+            .diffs
+            .iter()
+            .map(|d| (d.path.clone(), d.expected.to_string(), d.actual.to_string()))
+            .collect();
+        let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(5);
+        let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(8);
+        let mut out = format!(
+            "EXPECTATION FAILED ({side}): `{}` (after action {})\n  {:<w0$}  {:<w1$}  actual\n",
+            self.path, self.after, "field", "expected"
+        );
+        for (p, e, a) in rows {
+            out.push_str(&format!("  {p:<w0$}  {e:<w1$}  {a}\n"));
+        }
+        out
+    }
+}
+
+/// The stored task as an expectation sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObservedTask {
+    pub id: u64,
+    pub status: String,
+    pub cancel_requested: bool,
+}
+
+/// One bucket as an expectation sees it: the coordinator's status and the stored metadata.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObservedBucket {
+    pub bucket: u64,
+    /// `None` when the bucket is not in the current plan.
+    pub status: Option<String>,
+    pub assignment: Vec<u64>,
+    pub leader: Option<u64>,
+    /// Ascending.
+    pub isr: Vec<u64>,
+    pub leader_epoch: u64,
+    pub bucket_epoch: u64,
+    pub deleted: bool,
+}
+
+/// What an expectation is checked against, from either side, in spec vocabulary.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Observation {
+    pub overall: Option<String>,
+    pub task: Option<ObservedTask>,
+    pub buckets: Vec<ObservedBucket>,
+    /// The messages the coordinator sent, in order, as trace JSON (tagged with `type`).
+    pub sent: Vec<Value>,
+    /// The replies to the client, in spec vocabulary (`Accepted(1)`).
+    pub replies: Vec<String>,
+}
+
+impl Observation {
+    /// The model's state after a step, and the outputs of the actions the step took.
+    pub fn of_model(s: &SystemState, outputs: &[StepOutput]) -> Observation {
+        let c = &s.coordinator;
+        let meta = &s.store.buckets;
+        Observation {
+            overall: c.overall.as_ref().map(render::status),
+            task: s.store.task.as_ref().map(|t| ObservedTask {
+                id: t.id.into(),
+                status: render::status(&t.status),
+                cancel_requested: t.cancel_requested,
+            }),
+            buckets: (0..meta.assignment.len())
+                .map(|b| ObservedBucket {
+                    bucket: b as u64,
+                    status: c.status_of(b as u8).as_ref().map(render::status),
+                    assignment: meta.assignment[b].iter().map(|x| u64::from(*x)).collect(),
+                    leader: meta.lai[b].leader.map(u64::from),
+                    isr: meta.lai[b].isr.iter().map(u64::from).collect(),
+                    leader_epoch: meta.lai[b].leader_epoch.into(),
+                    bucket_epoch: meta.lai[b].bucket_epoch.into(),
+                    deleted: meta.deleted[b],
+                })
+                .collect(),
+            sent: outputs
+                .iter()
+                .flat_map(|o| o.sent.iter())
+                .map(|m| serde_json::to_value(m).expect("messages serialize"))
+                .collect(),
+            replies: outputs
+                .iter()
+                .filter_map(|o| o.reply.as_ref().map(render::reply))
+                .collect(),
+        }
+    }
+
+    /// The JSON an `expect` block is matched against. `reply` is `null` without a reply, the
+    /// reply itself with one, and a list with several.
+    pub fn to_json(&self) -> Value {
+        let mut buckets = Map::new();
+        for b in &self.buckets {
+            buckets.insert(
+                b.bucket.to_string(),
+                json!({
+                    "status": b.status,
+                    "assignment": b.assignment,
+                    "leader": b.leader,
+                    "isr": b.isr,
+                    "leader_epoch": b.leader_epoch,
+                    "bucket_epoch": b.bucket_epoch,
+                    "deleted": b.deleted,
+                }),
+            );
+        }
+        let reply = match self.replies.as_slice() {
+            [] => Value::Null,
+            [one] => Value::from(one.as_str()),
+            many => Value::from(many.to_vec()),
+        };
+        json!({
+            "overall": self.overall,
+            "task": self.task.as_ref().map(|t| json!({
+                "id": t.id,
+                "status": t.status,
+                "cancel_requested": t.cancel_requested,
+            })),
+            "buckets": buckets,
+            "sent": self.sent,
+            "reply": reply,
+        })
+    }
+}

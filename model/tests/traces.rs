@@ -1,0 +1,416 @@
+//! Version 2 traces on the model: patterns, counted ticks, `expect` blocks, the errors a person
+//! writing a trace by hand meets, and `rebalance-model replay`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rebalance_model::trace::TraceError;
+use rebalance_model::{Action, Trace};
+use serde_json::{json, Value};
+
+const HAND_WRITTEN: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../conformance/traces/hand-written-timeout-then-late-completion.json"
+);
+
+fn hand_written() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(HAND_WRITTEN).expect("read")).expect("JSON")
+}
+
+fn load(v: &Value) -> Result<Trace, TraceError> {
+    Trace::from_json(&v.to_string())
+}
+
+fn invalid_path(v: &Value) -> String {
+    match load(v) {
+        Err(TraceError::Invalid { path, .. }) => path,
+        other => panic!("expected an invalid field, got {other:?}"),
+    }
+}
+
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rebalance-model"))
+        .args(args)
+        .output()
+        .expect("run rebalance-model");
+    (
+        out.status.code().expect("exit code"),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn write(dir: &Path, name: &str, v: &Value) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, v.to_string()).expect("write");
+    p.display().to_string()
+}
+
+fn trace_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in ["traces", "../conformance/traces"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        for e in std::fs::read_dir(&dir).expect("trace directory") {
+            let p = e.expect("entry").path();
+            if p.extension().is_some_and(|x| x == "json") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn every_shipped_trace_loads_replays_and_meets_its_expectations() {
+    let files = trace_files();
+    assert!(files.len() >= 9, "{files:?}");
+    for f in &files {
+        let t = Trace::read(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let replay = t
+            .replay()
+            .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        assert_eq!(replay.states.len(), t.steps.len() + 1);
+        assert_eq!(t.check(&replay), vec![], "{}", f.display());
+    }
+}
+
+#[test]
+fn a_version_1_trace_still_loads_as_it_was_written() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/traces/move-completes.json");
+    let t = Trace::read(&path).expect("version 1 loads");
+    assert_eq!(t.version, 1);
+    assert_eq!(t.steps.len(), 7);
+    assert!(t.expectations.is_empty());
+    assert!(matches!(
+        t.steps[0],
+        Action::Register {
+            fail_store_op: None
+        }
+    ));
+    t.replay().expect("every step enabled");
+    // Version 2 features are refused in a version 1 trace, with the field named.
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    v["steps"][0]["expect"] = json!({ "overall": "REBALANCING" });
+    assert_eq!(invalid_path(&v), "steps[0].expect");
+    v["steps"][0] = json!({ "kind": "deliver_nli", "to": 1 });
+    assert_eq!(invalid_path(&v), "steps[0]");
+}
+
+#[test]
+fn the_hand_written_trace_resolves_its_patterns_and_meets_its_expectations() {
+    let t = Trace::read(HAND_WRITTEN).expect("loads");
+    assert_eq!(t.version, 2);
+    // 9 steps as written; the counted tick is three.
+    assert_eq!(t.steps.len(), 11);
+    assert_eq!(t.steps[1..4], [Action::Tick, Action::Tick, Action::Tick]);
+    assert_eq!(t.expectations.len(), 7);
+    let tick = &t.expectations[1];
+    assert_eq!(
+        (tick.path.as_str(), tick.from, tick.after),
+        ("steps[1].expect", 1, 4)
+    );
+    let end = t.expectations.last().unwrap();
+    assert_eq!((end.path.as_str(), end.after), ("expect", 11));
+    match &t.steps[10] {
+        Action::DeliverNliResponse { msg, .. } => {
+            assert_eq!((msg.from, msg.context.bucket_epoch), (1, 3))
+        }
+        other => panic!("step 11 resolved to {other:?}"),
+    }
+    let replay = t.replay().expect("enabled");
+    assert_eq!(t.check(&replay), vec![]);
+}
+
+#[test]
+fn write_resolved_gives_an_explicit_trace_that_replays_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("resolved.json");
+    let (code, stdout, stderr) = cli(&[
+        "replay",
+        HAND_WRITTEN,
+        "--write-resolved",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("11 steps, 7 expectations hold"), "{stdout}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    // Every delivery names its whole message.
+    for s in v["steps"].as_array().unwrap() {
+        if s["kind"].as_str().unwrap().starts_with("deliver_") {
+            assert!(s["msg"].is_object(), "{s}");
+        }
+    }
+    let original = Trace::read(HAND_WRITTEN).unwrap();
+    let resolved = Trace::from_json(&text).unwrap();
+    assert_eq!(resolved.steps, original.steps);
+    assert_eq!(resolved.expectations.len(), original.expectations.len());
+    for (a, b) in resolved.expectations.iter().zip(&original.expectations) {
+        assert_eq!((a.from, a.after, &a.expect), (b.from, b.after, &b.expect));
+    }
+}
+
+#[test]
+fn a_failing_expectation_exits_1_with_a_keyed_diff() {
+    let mut v = hand_written();
+    v["steps"][8]["expect"]["buckets"]["0"]["status"] = json!("FAILED");
+    v["expect"]["task"]["cancel_requested"] = json!(true);
+    let t = load(&v).unwrap();
+    let failures = t.check(&t.replay().unwrap());
+    assert_eq!(failures.len(), 2);
+    assert_eq!(
+        failures[0].diffs[0].path,
+        "steps[8].expect.buckets.0.status"
+    );
+    assert_eq!(failures[0].diffs[0].expected, json!("FAILED"));
+    assert_eq!(failures[0].diffs[0].actual, json!("COMPLETED"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "fails.json", &v);
+    let (code, stdout, _) = cli(&["replay", &file]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("EXPECTATION FAILED (model): `steps[8].expect`"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(r#"steps[8].expect.buckets.0.status  "FAILED"  "COMPLETED""#),
+        "{stdout}"
+    );
+    assert!(stdout.contains("expect.task.cancel_requested"), "{stdout}");
+    assert!(stdout.contains("2 of 7 expectations failed"), "{stdout}");
+}
+
+/// Every line of an error's candidate list is a step that can be pasted into the trace.
+fn pasted_steps(message: &str) -> Vec<Action> {
+    message
+        .lines()
+        .filter(|l| l.starts_with("    {"))
+        .map(|l| serde_json::from_str::<Action>(l.trim()).expect("pasteable step"))
+        .collect()
+}
+
+#[test]
+fn an_ambiguous_pattern_lists_the_messages_it_matches() {
+    let mut v = hand_written();
+    v["steps"][7] = json!({ "kind": "deliver_nli", "to": 1 });
+    let e = load(&v).unwrap_err();
+    let TraceError::Unresolved { path, matching, .. } = &e else {
+        panic!("{e:?}");
+    };
+    assert_eq!(path, "steps[7]");
+    assert_eq!(matching.len(), 2);
+    let listed = pasted_steps(&e.to_string());
+    assert_eq!(&listed, matching);
+    let epochs: Vec<u8> = listed
+        .iter()
+        .map(|a| match a {
+            Action::DeliverNli { msg } => msg.bucket_epoch,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(epochs, [3, 1]);
+    // Pasting either resolves the step.
+    v["steps"][7] = serde_json::to_value(listed[0]).unwrap();
+    load(&v).expect("the pasted candidate resolves");
+    let dir = tempfile::tempdir().unwrap();
+    v["steps"][7] = json!({ "kind": "deliver_nli", "to": 1 });
+    let (code, _, stderr) = cli(&["replay", &write(dir.path(), "amb.json", &v)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("is ambiguous: it matches 2"), "{stderr}");
+}
+
+#[test]
+fn a_pattern_that_matches_nothing_lists_the_candidates() {
+    let mut v = hand_written();
+    v["steps"][4] = json!({ "kind": "deliver_nli", "to": 0, "bucket_epoch": 9 });
+    let e = load(&v).unwrap_err();
+    let TraceError::Unresolved {
+        matching,
+        candidates,
+        ..
+    } = &e
+    else {
+        panic!("{e:?}");
+    };
+    assert!(matching.is_empty());
+    assert_eq!(candidates.len(), 2, "both Nli in flight");
+    assert_eq!(&pasted_steps(&e.to_string()), candidates);
+    // An event pattern is matched against the front of the queue.
+    let mut v = hand_written();
+    v["steps"][2] = json!({ "kind": "process_event", "event": { "type": "reconcile" } });
+    assert!(matches!(load(&v), Err(TraceError::Unresolved { .. })));
+}
+
+#[test]
+fn not_enabled_names_the_exhausted_budget_and_lists_every_enabled_action() {
+    let mut v = hand_written();
+    v["steps"][4] = json!({ "kind": "drop_message", "type": "nli", "to": 0 });
+    let e = load(&v).unwrap_err();
+    let TraceError::NotEnabled {
+        at,
+        exhausted,
+        enabled,
+        ..
+    } = &e
+    else {
+        panic!("{e:?}");
+    };
+    assert_eq!(at, "step 5");
+    assert_eq!(exhausted, &["message_loss"]);
+    assert_eq!(enabled.len(), 3, "two deliveries and a tick: {enabled:?}");
+    let text = e.to_string();
+    assert!(
+        text.contains("budget `message_loss` is exhausted"),
+        "{text}"
+    );
+    assert_eq!(&pasted_steps(&text), enabled);
+    // A counted tick says which tick was refused.
+    let mut v = hand_written();
+    v["steps"][1]["count"] = json!(40);
+    match load(&v) {
+        Err(TraceError::NotEnabled { at, .. }) => assert!(at.starts_with("step 2 (tick "), "{at}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn every_malformed_field_is_a_typed_error_with_its_path_and_exit_2() {
+    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+        ("version", Box::new(|v| v["version"] = json!("two"))),
+        ("bogus", Box::new(|v| v["bogus"] = json!(1))),
+        (
+            "config.servers",
+            Box::new(|v| v["config"]["servers"] = json!(0)),
+        ),
+        ("bugs[0]", Box::new(|v| v["bugs"] = json!(["no-such-bug"]))),
+        ("steps", Box::new(|v| v["steps"] = json!({}))),
+        ("steps[0]", Box::new(|v| v["steps"][0] = json!(7))),
+        (
+            "steps[0].kind",
+            Box::new(|v| v["steps"][0]["kind"] = json!("fly")),
+        ),
+        (
+            "steps[0].bogus",
+            Box::new(|v| v["steps"][0]["bogus"] = json!(1)),
+        ),
+        ("steps[4].to", Box::new(|v| v["steps"][4]["to"] = json!(9))),
+        (
+            "steps[4].to",
+            Box::new(|v| v["steps"][4]["to"] = json!("s0")),
+        ),
+        (
+            "steps[4].isr[1]",
+            Box::new(|v| v["steps"][4]["isr"] = json!([0, 0])),
+        ),
+        (
+            "steps[4].msg",
+            Box::new(|v| v["steps"][4] = json!({"kind": "deliver_nli", "msg": 3})),
+        ),
+        (
+            "steps[4].to",
+            Box::new(|v| v["steps"][4]["msg"] = json!({})),
+        ),
+        (
+            "steps[5].count",
+            Box::new(|v| v["steps"][5]["count"] = json!(2)),
+        ),
+        (
+            "steps[1].count",
+            Box::new(|v| v["steps"][1]["count"] = json!(0)),
+        ),
+        (
+            "steps[1].count",
+            Box::new(|v| v["steps"][1]["count"] = json!(-1)),
+        ),
+        (
+            "steps[0].fail_store_op",
+            Box::new(|v| v["steps"][0]["fail_store_op"] = json!(0)),
+        ),
+        (
+            "steps[2].event.type",
+            Box::new(|v| v["steps"][2]["event"] = json!({"type": "nap"})),
+        ),
+        (
+            "steps[0].expect.overall",
+            Box::new(|v| v["steps"][0]["expect"]["overall"] = json!("DONE")),
+        ),
+        (
+            "steps[0].expect.colour",
+            Box::new(|v| v["steps"][0]["expect"]["colour"] = json!(1)),
+        ),
+        (
+            "steps[0].expect.buckets.x",
+            Box::new(|v| v["steps"][0]["expect"]["buckets"] = json!({"x": {}})),
+        ),
+        (
+            "steps[0].expect.buckets.3",
+            Box::new(|v| v["steps"][0]["expect"]["buckets"] = json!({"3": {}})),
+        ),
+        (
+            "steps[0].expect.buckets.0.isr[0]",
+            Box::new(|v| v["steps"][0]["expect"]["buckets"]["0"]["isr"] = json!([5])),
+        ),
+        (
+            "steps[0].expect.sent[0].type",
+            Box::new(|v| v["steps"][0]["expect"]["sent"][0]["type"] = json!("ping")),
+        ),
+        (
+            "steps[0].expect.reply",
+            Box::new(|v| v["steps"][0]["expect"]["reply"] = json!("Yes")),
+        ),
+        (
+            "steps[0].expect",
+            Box::new(|v| v["steps"][0]["expect"] = json!([])),
+        ),
+        (
+            "expect.task.status",
+            Box::new(|v| v["expect"]["task"]["status"] = json!(1)),
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (want, mutate) in &cases {
+        let mut v = hand_written();
+        mutate(&mut v);
+        assert_eq!(&invalid_path(&v), want, "{v}");
+        let (code, _, stderr) = cli(&["replay", &write(dir.path(), "bad.json", &v)]);
+        assert_eq!(code, 2, "{want}: {stderr}");
+        assert!(stderr.contains(&format!("`{want}`")), "{want}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    // Not JSON at all, and an unsupported version.
+    assert!(matches!(
+        Trace::from_json("{ not json"),
+        Err(TraceError::Invalid { .. })
+    ));
+    let mut v = hand_written();
+    v["version"] = json!(3);
+    assert!(matches!(load(&v), Err(TraceError::Version(3))));
+}
+
+#[test]
+fn the_cli_renders_steps_as_trace_json_and_spec_vocabulary() {
+    let (code, stdout, _) = cli(&["replay", HAND_WRITTEN]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains(r#"   sent {"type":"nli","to":1,"bucket":0,"replicas":[1],"leader":1,"#),
+        "{stdout}"
+    );
+    assert!(stdout.contains("b0 TIMEOUT, tracked"), "{stdout}");
+    assert!(stdout.contains("reply Accepted(1)"), "{stdout}");
+    // Every line with a message carries JSON a trace can take back.
+    for line in stdout.lines().filter(|l| l.starts_with("   sent ")) {
+        serde_json::from_str::<rebalance_model::Message>(&line[8..]).expect(line);
+    }
+    let (code, stdout, _) = cli(&["check", "--config", "tiny", "--bug", "timeout-completes"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("VIOLATED, shortest counterexample"),
+        "{stdout}"
+    );
+    for debug_form in ["Some(", "None", "{0", "Rebalancing", "TimeoutFinal"] {
+        assert!(!stdout.contains(debug_form), "`{debug_form}` in {stdout}");
+    }
+    assert!(stdout.contains("TIMEOUT_FINAL"), "{stdout}");
+}
