@@ -59,7 +59,7 @@ fn a_divergence_exits_1_with_a_report_a_trace_and_the_replay_command() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("! coord.status: [b0=TimeoutFinal]"),
+        stdout.contains("! coord.status: [b0=TIMEOUT_FINAL]"),
         "{stdout}"
     );
     let written = dir

@@ -26,6 +26,9 @@ pub mod manager;
 pub mod model;
 
 use std::cell::RefCell;
+
+// Statuses and replies are rendered as the spec names them (`REBALANCING`, `Accepted(1)`).
+use crate::expect::spec_name;
 use std::fmt::{self, Write};
 
 /// An ordered list of servers (an assignment, a plan's replica list), kept inline. `len` is the
@@ -327,8 +330,11 @@ impl State {
             Some(t) => {
                 let _ = writeln!(
                     o,
-                    "store.task: id={} status={:?} cancel_requested={} plan={:?}",
-                    t.id, t.status, t.cancel_requested, self.plan
+                    "store.task: id={} status={} cancel_requested={} plan={:?}",
+                    t.id,
+                    spec_name(&t.status),
+                    t.cancel_requested,
+                    self.plan
                 );
             }
         }
@@ -344,14 +350,14 @@ impl State {
         let _ = writeln!(o, "coord.rid: {}", Opt(self.rid));
         match self.overall {
             Some(s) => {
-                let _ = writeln!(o, "coord.overall: {s:?}");
+                let _ = writeln!(o, "coord.overall: {}", spec_name(&s));
             }
             None => o.push_str("coord.overall: -\n"),
         }
         o.push_str("coord.status: [");
         for (i, (b, st)) in self.status.iter().enumerate() {
             let sep = if i > 0 { "," } else { "" };
-            let _ = write!(o, "{sep}b{b}={st:?}");
+            let _ = write!(o, "{sep}b{b}={}", spec_name(st));
         }
         o.push_str("]\ncoord.pending: [");
         for (i, b) in self.pending.iter().enumerate() {
@@ -489,7 +495,7 @@ impl Effects {
             let _ = writeln!(o, "enqueued.{i}: {e:?}");
         }
         for (i, r) in self.replies.iter().enumerate() {
-            let _ = writeln!(o, "reply.{i}: {r:?}");
+            let _ = writeln!(o, "reply.{i}: {}", crate::expect::reply(r));
         }
         let _ = writeln!(o, "register_reply_first: {}", self.register_reply_first);
         o
