@@ -414,3 +414,30 @@ fn the_cli_renders_steps_as_trace_json_and_spec_vocabulary() {
     }
     assert!(stdout.contains("TIMEOUT_FINAL"), "{stdout}");
 }
+
+/// The JSON block of `doc` that follows `after`.
+fn json_block_after(doc: &str, after: &str) -> Value {
+    let from = doc.find(after).expect("marker") + after.len();
+    let start = from + doc[from..].find("```json\n").expect("json block") + 8;
+    let end = start + doc[start..].find("```").expect("end of block");
+    serde_json::from_str(&doc[start..end]).expect("the block is JSON")
+}
+
+#[test]
+fn the_readme_and_the_spec_show_the_shipped_hand_written_trace() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let spec = std::fs::read_to_string(root.join("spec/trace-format.md")).unwrap();
+    let shipped = hand_written();
+    assert_eq!(
+        json_block_after(&readme, "### Writing a trace by hand"),
+        shipped
+    );
+    assert_eq!(
+        json_block_after(&spec, "The same kind of move written by hand"),
+        shipped
+    );
+    assert!(readme.contains(
+        "rebalance-conformance replay conformance/traces/hand-written-timeout-then-late-completion.json"
+    ));
+}
