@@ -275,9 +275,12 @@ fn not_enabled_names_the_exhausted_budget_and_lists_every_enabled_action() {
     }
 }
 
+/// A change to the hand-written trace that makes it malformed.
+type Mutation = Box<dyn Fn(&mut Value)>;
+
 #[test]
 fn every_malformed_field_is_a_typed_error_with_its_path_and_exit_2() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+    let cases: Vec<(&str, Mutation)> = vec![
         ("version", Box::new(|v| v["version"] = json!("two"))),
         ("bogus", Box::new(|v| v["bogus"] = json!(1))),
         (
