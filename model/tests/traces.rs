@@ -444,3 +444,94 @@ fn the_readme_and_the_spec_show_the_shipped_hand_written_trace() {
         "rebalance-conformance replay conformance/traces/hand-written-timeout-then-late-completion.json"
     ));
 }
+
+/// Every leaf and object of `v`, by a path of keys and indices.
+fn paths(v: &Value, at: Vec<Value>, out: &mut Vec<Vec<Value>>) {
+    out.push(at.clone());
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let mut p = at.clone();
+                p.push(json!(k));
+                paths(x, p, out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                let mut p = at.clone();
+                p.push(json!(i));
+                paths(x, p, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The JSON pointer of a path from [`paths`].
+fn pointer(path: &[Value]) -> String {
+    path.iter()
+        .map(|k| match k {
+            Value::String(k) => format!("/{k}"),
+            k => format!("/{k}"),
+        })
+        .collect()
+}
+
+#[test]
+fn no_mutation_of_a_trace_makes_loading_panic() {
+    let original = hand_written();
+    let mut all = Vec::new();
+    paths(&original, Vec::new(), &mut all);
+    let values = [
+        json!(null),
+        json!(-1),
+        json!(0),
+        json!(1),
+        json!(3),
+        json!(255),
+        json!(256),
+        json!(1e9),
+        json!("x"),
+        json!("REBALANCING"),
+        json!(true),
+        json!([]),
+        json!([1, 0]),
+        json!([9, 9, 9, 9, 9, 9, 9, 9, 9]),
+        json!({}),
+        json!({"type": "nli"}),
+    ];
+    // A fixed linear congruential sequence: the same mutations on every run.
+    let mut seed: u64 = 0x5eed;
+    let mut next = |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize % n
+    };
+    let mut refused = 0;
+    for _ in 0..3000 {
+        let mut v = original.clone();
+        for _ in 0..1 + next(2) {
+            let path = pointer(&all[next(all.len())]);
+            let value = values[next(values.len())].clone();
+            // A path under a value the first mutation replaced is gone.
+            if let Some(slot) = v.pointer_mut(&path) {
+                *slot = value;
+            }
+        }
+        let text = v.to_string();
+        let loaded = std::panic::catch_unwind(|| Trace::from_json(&text));
+        match loaded {
+            Err(_) => panic!("loading panicked on {text}"),
+            Ok(Err(e)) => {
+                refused += 1;
+                assert!(!e.to_string().is_empty());
+            }
+            Ok(Ok(t)) => {
+                let replay = t.replay().expect("a loaded trace replays");
+                let _ = t.check(&replay);
+            }
+        }
+    }
+    assert!(refused > 1000, "most mutations are refused: {refused}");
+}
