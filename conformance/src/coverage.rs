@@ -3,32 +3,21 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use rebalance_model::{Action, Rule, StepOutput};
+use rebalance_model::{Action, ActionKind, Rule, StepOutput};
 
 /// Every action kind the model has, with and without an injected store fault where the action
-/// can carry one. Coverage of a set of presets must reach all of them.
-pub const ACTION_KINDS: &[&str] = &[
-    "register",
-    "register+store_fault",
-    "cancel",
-    "cancel+store_fault",
-    "process_event",
-    "process_event+store_fault",
-    "deliver_nli",
-    "deliver_nli_response",
-    "deliver_nli_response+store_fault",
-    "deliver_adjust_isr",
-    "deliver_adjust_isr+store_fault",
-    "deliver_adjust_isr_response",
-    "drop_message",
-    "duplicate_message",
-    "propose_isr",
-    "crash_server",
-    "restart_server",
-    "crash_coordinator",
-    "delete_bucket",
-    "tick",
-];
+/// can carry one, from the model's [`ActionKind`] table. Coverage of a set of presets must reach
+/// all of them.
+pub fn action_kinds() -> Vec<String> {
+    let mut kinds = Vec::new();
+    for k in ActionKind::ALL {
+        kinds.push(k.name().to_string());
+        if k.can_fail_store() {
+            kinds.push(format!("{}+store_fault", k.name()));
+        }
+    }
+    kinds
+}
 
 /// Every rule of `spec/protocol.md` section 5 (`R1`..`R24`), from the model's [`Rule`] table;
 /// the conformance runs of the CI presets must exercise each at least once.
@@ -36,25 +25,9 @@ pub fn rules() -> Vec<&'static str> {
     Rule::numbers()
 }
 
-/// The kind of an action, as listed in [`ACTION_KINDS`].
+/// The kind of an action, as listed in [`action_kinds`].
 pub fn kind(action: &Action) -> String {
-    let base = match action {
-        Action::Register { .. } => "register",
-        Action::Cancel { .. } => "cancel",
-        Action::ProcessEvent { .. } => "process_event",
-        Action::DeliverNli { .. } => "deliver_nli",
-        Action::DeliverNliResponse { .. } => "deliver_nli_response",
-        Action::DeliverAdjustIsr { .. } => "deliver_adjust_isr",
-        Action::DeliverAdjustIsrResponse { .. } => "deliver_adjust_isr_response",
-        Action::DropMessage { .. } => "drop_message",
-        Action::DuplicateMessage { .. } => "duplicate_message",
-        Action::ProposeIsr { .. } => "propose_isr",
-        Action::CrashServer { .. } => "crash_server",
-        Action::RestartServer { .. } => "restart_server",
-        Action::CrashCoordinator => "crash_coordinator",
-        Action::DeleteBucket { .. } => "delete_bucket",
-        Action::Tick => "tick",
-    };
+    let base = action.kind().name();
     if action.fail_store_op().is_some() {
         format!("{base}+store_fault")
     } else {
@@ -96,12 +69,11 @@ impl Coverage {
         }
     }
 
-    /// Action kinds of [`ACTION_KINDS`] never exercised.
-    pub fn missing_actions(&self) -> Vec<&'static str> {
-        ACTION_KINDS
-            .iter()
-            .copied()
-            .filter(|k| !self.actions.contains_key(*k))
+    /// Action kinds of [`action_kinds`] never exercised.
+    pub fn missing_actions(&self) -> Vec<String> {
+        action_kinds()
+            .into_iter()
+            .filter(|k| !self.actions.contains_key(k))
             .collect()
     }
 
@@ -115,13 +87,9 @@ impl Coverage {
 
     pub fn render(&self) -> String {
         let mut out = String::from("action kinds exercised:\n");
-        for k in ACTION_KINDS {
-            let _ = writeln!(
-                out,
-                "  {:<36} {}",
-                k,
-                self.actions.get(*k).copied().unwrap_or(0)
-            );
+        for k in action_kinds() {
+            let count = self.actions.get(&k).copied().unwrap_or(0);
+            let _ = writeln!(out, "  {k:<36} {count}");
         }
         out.push_str("rules exercised:\n");
         for (k, v) in &self.rules {

@@ -7,6 +7,16 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rebalance-conformance"))
 }
 
+/// Runs the command with `args`: its exit code, standard output and standard error.
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = bin().args(args).output().expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 fn here(p: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(p)
@@ -16,14 +26,12 @@ fn here(p: &str) -> String {
 
 #[test]
 fn hand_written_traces_replay_and_print_final_statuses() {
-    let out = bin()
-        .arg("replay")
-        .arg(here("traces/move-completes.json"))
-        .arg(here("traces/timeout-then-late-completion.json"))
-        .output()
-        .expect("runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let (code, stdout, _) = run(&[
+        "replay",
+        &here("traces/move-completes.json"),
+        &here("traces/timeout-then-late-completion.json"),
+    ]);
+    assert_eq!(code, Some(0), "{stdout}");
     assert!(stdout.contains("agree at all 7 steps"), "{stdout}");
     assert!(stdout.contains("agree at all 11 steps"), "{stdout}");
     assert_eq!(stdout.matches("bucket 0: COMPLETED").count(), 2, "{stdout}");
@@ -32,13 +40,8 @@ fn hand_written_traces_replay_and_print_final_statuses() {
 
 #[test]
 fn an_action_the_model_does_not_enable_is_an_invalid_trace() {
-    let out = bin()
-        .arg("replay")
-        .arg(here("tests/data/invalid-step.json"))
-        .output()
-        .expect("runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let (code, _, stderr) = run(&["replay", &here("tests/data/invalid-step.json")]);
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("step 2 is not enabled"), "{stderr}");
 }
 
@@ -83,32 +86,19 @@ fn a_divergence_exits_1_with_a_report_a_trace_and_the_replay_command() {
 
 #[test]
 fn bad_usage_exits_2() {
-    let unknown = bin()
-        .args(["exhaustive", "--config", "no-such-preset"])
-        .output()
-        .expect("runs");
-    assert_eq!(unknown.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown configuration"));
-    let bug = bin()
-        .args(["exhaustive", "--config", "tiny", "--bug", "no-such-bug"])
-        .output()
-        .expect("runs");
-    assert_eq!(bug.status.code(), Some(2));
-    let missing = bin()
-        .args(["replay", "/no/such/file.json"])
-        .output()
-        .expect("runs");
-    assert_eq!(missing.status.code(), Some(2));
+    let (code, _, stderr) = run(&["exhaustive", "--config", "no-such-preset"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("unknown configuration"), "{stderr}");
+    let (code, _, stderr) = run(&["exhaustive", "--config", "tiny", "--bug", "no-such-bug"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let (code, _, stderr) = run(&["replay", "/no/such/file.json"]);
+    assert_eq!(code, Some(2), "{stderr}");
 }
 
 #[test]
 fn exhaustive_reports_states_edges_and_rate() {
-    let out = bin()
-        .args(["exhaustive", "--config", "tiny", "--coverage"])
-        .output()
-        .expect("runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let (code, stdout, _) = run(&["exhaustive", "--config", "tiny", "--coverage"]);
+    assert_eq!(code, Some(0), "{stdout}");
     assert!(stdout.contains("agree on every edge"), "{stdout}");
     assert!(stdout.contains("edges/s"), "{stdout}");
     assert!(stdout.contains("rules exercised:"), "{stdout}");

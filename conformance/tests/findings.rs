@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use rebalance_conformance::replay::replay;
+use rebalance_model::trace::Replay;
 use rebalance_model::{BucketStatus, RebalanceModel, Trace};
 use stateright::{Expectation, Model};
 
@@ -26,13 +27,19 @@ fn assert_safe_along(trace: &Trace) {
     }
 }
 
-#[test]
-fn f1_a_drained_leader_only_bucket_back_at_origin_is_canceled_not_reelected() {
-    let trace = load("cancel-drained-leader-back-at-origin.json");
+/// Replays the regression trace `name`: safe along the way, model and manager agreeing on all
+/// `steps` steps. Returns the model's run for the finding's own assertions.
+fn agreed_run(name: &str, steps: usize) -> Replay {
+    let trace = load(name);
     assert_safe_along(&trace);
     let ok = replay(&trace).expect("model and manager agree");
-    assert_eq!(ok.steps, 11);
-    let run = trace.replay().expect("valid");
+    assert_eq!(ok.steps, steps);
+    trace.replay().expect("valid")
+}
+
+#[test]
+fn f1_a_drained_leader_only_bucket_back_at_origin_is_canceled_not_reelected() {
+    let run = agreed_run("cancel-drained-leader-back-at-origin.json", 11);
     let last = run.states.last().expect("states");
     assert_eq!(last.coordinator.status_of(0), Some(BucketStatus::Canceled));
     assert!(run
@@ -48,11 +55,7 @@ fn f1_a_drained_leader_only_bucket_back_at_origin_is_canceled_not_reelected() {
 /// leader's current ack must neither complete the bucket nor rewrite and resend.
 #[test]
 fn c4_at_target_with_a_target_replica_down_the_new_leaders_ack_waits() {
-    let trace = load("at-target-replica-down-waits.json");
-    assert_safe_along(&trace);
-    let ok = replay(&trace).expect("model and manager agree");
-    assert_eq!(ok.steps, 7);
-    let run = trace.replay().expect("valid");
+    let run = agreed_run("at-target-replica-down-waits.json", 7);
     let last = run.outputs.last().expect("outputs");
     assert!(
         last.rules.contains(rebalance_model::Rule::R12)

@@ -44,38 +44,17 @@ fn set(s: &BTreeSet<mgr::ServerId>) -> ServerSet {
     ServerSet::of(s.iter().copied())
 }
 
-fn bucket_status(s: mgr::BucketStatus) -> BucketStatus {
-    use mgr::BucketStatus as S;
-    match s {
-        S::NotStarted => BucketStatus::NotStarted,
-        S::Rebalancing => BucketStatus::Rebalancing,
-        S::Timeout => BucketStatus::Timeout,
-        S::Completed => BucketStatus::Completed,
-        S::Failed => BucketStatus::Failed,
-        S::Canceled => BucketStatus::Canceled,
-    }
-}
+same_variants!(fn bucket_status(mgr::BucketStatus) -> BucketStatus {
+    NotStarted, Rebalancing, Timeout, Completed, Failed, Canceled
+});
 
-fn task_status(s: mgr::TaskStatus) -> TaskStatus {
-    use mgr::TaskStatus as S;
-    match s {
-        S::NotStarted => TaskStatus::NotStarted,
-        S::Rebalancing => TaskStatus::Rebalancing,
-        S::Completed => TaskStatus::Completed,
-        S::Failed => TaskStatus::Failed,
-        S::Canceled => TaskStatus::Canceled,
-    }
-}
+same_variants!(fn task_status(mgr::TaskStatus) -> TaskStatus {
+    NotStarted, Rebalancing, Completed, Failed, Canceled
+});
 
-fn overall(s: mgr::OverallStatus) -> OverallStatus {
-    use mgr::OverallStatus as S;
-    match s {
-        S::Rebalancing => OverallStatus::Rebalancing,
-        S::Completed => OverallStatus::Completed,
-        S::Failed => OverallStatus::Failed,
-        S::Canceled => OverallStatus::Canceled,
-    }
-}
+same_variants!(fn overall(mgr::OverallStatus) -> OverallStatus {
+    Rebalancing, Completed, Failed, Canceled
+});
 
 pub fn key(k: mgr::Key) -> Key {
     Key {

@@ -22,6 +22,20 @@
 //! and only the ages a mode reads are compared (a running attempt's `age`; a tracked attempt's
 //! progress ages), because the model freezes the others.
 
+/// A conversion between two enums whose variants carry the same names: the model's and the
+/// manager's statuses map onto the projection's one to one, and a variant missing on either
+/// side is a compile error, not a silent fallthrough.
+macro_rules! same_variants {
+    (fn $name:ident($from:ty) -> $to:ident { $($variant:ident),+ $(,)? }) => {
+        fn $name(s: $from) -> $to {
+            type From = $from;
+            match s {
+                $(From::$variant => $to::$variant,)+
+            }
+        }
+    };
+}
+
 pub mod manager;
 pub mod model;
 
@@ -286,17 +300,25 @@ pub struct State {
     /// The stored task's plan, in plan order (empty without a task).
     pub plan: Vec<PlanEntry>,
     pub buckets: Vec<BucketId>,
+    /// The coordinator's epoch (`ce`).
     pub ce: u64,
+    /// The registered servers of the coordinator's context.
     pub live: ServerSet,
+    /// The current rebalance's id, if any.
     pub rid: Option<u64>,
+    /// `REBALANCING` or a final status, once a rebalance is registered or recovered.
     pub overall: Option<OverallStatus>,
     /// Per-bucket status, ascending by bucket.
     pub status: Vec<(u64, BucketStatus)>,
+    /// Buckets not yet admitted, in admission order.
     pub pending: Vec<u64>,
     /// Attempts, ascending by bucket.
     pub attempts: Vec<(u64, Attempt)>,
+    /// Keys with a queued Timeout event (the dedupe set).
     pub queued_timeouts: Vec<Key>,
+    /// Keys with a queued Reconcile event (the dedupe set).
     pub queued_reconciles: Vec<Key>,
+    /// The coordinator's boolean flags (spec 3.2).
     pub flags: Flags,
     /// The coordinator's FIFO event queue, front first.
     pub events: Vec<Event>,
@@ -450,8 +472,11 @@ pub enum Reply {
 /// What the coordinator emitted in one step, each kind in emission order.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Effects {
+    /// Requests sent to servers, in emission order.
     pub sent: Vec<Sent>,
+    /// Events put on the coordinator's queue, in emission order.
     pub enqueued: Vec<Event>,
+    /// Replies to the client, in emission order.
     pub replies: Vec<Reply>,
     /// For a Register: its reply came before every other effect of the step (spec 5, R1 and
     /// "Emission order"). False for every other action.
@@ -459,11 +484,19 @@ pub struct Effects {
 }
 
 impl Effects {
+    /// Resets every field, keeping the lists' capacity. Destructured, so that a new field
+    /// cannot be left holding the previous step's value.
     fn clear(&mut self) {
-        self.sent.clear();
-        self.enqueued.clear();
-        self.replies.clear();
-        self.register_reply_first = false;
+        let Effects {
+            sent,
+            enqueued,
+            replies,
+            register_reply_first,
+        } = self;
+        sent.clear();
+        enqueued.clear();
+        replies.clear();
+        *register_reply_first = false;
     }
 
     /// The effects as `key: value` lines, for reports.

@@ -16,39 +16,17 @@ fn set(s: model::ServerSet) -> ServerSet {
     ServerSet(u64::from(s.0))
 }
 
-fn bucket_status(s: model::BucketStatus) -> BucketStatus {
-    use model::BucketStatus as S;
-    match s {
-        S::NotStarted => BucketStatus::NotStarted,
-        S::Rebalancing => BucketStatus::Rebalancing,
-        S::Timeout => BucketStatus::Timeout,
-        S::Completed => BucketStatus::Completed,
-        S::Failed => BucketStatus::Failed,
-        S::Canceled => BucketStatus::Canceled,
-        S::TimeoutFinal => BucketStatus::TimeoutFinal,
-    }
-}
+same_variants!(fn bucket_status(model::BucketStatus) -> BucketStatus {
+    NotStarted, Rebalancing, Timeout, Completed, Failed, Canceled, TimeoutFinal
+});
 
-fn task_status(s: model::TaskStatus) -> TaskStatus {
-    use model::TaskStatus as S;
-    match s {
-        S::NotStarted => TaskStatus::NotStarted,
-        S::Rebalancing => TaskStatus::Rebalancing,
-        S::Completed => TaskStatus::Completed,
-        S::Failed => TaskStatus::Failed,
-        S::Canceled => TaskStatus::Canceled,
-    }
-}
+same_variants!(fn task_status(model::TaskStatus) -> TaskStatus {
+    NotStarted, Rebalancing, Completed, Failed, Canceled
+});
 
-fn overall(s: model::types::OverallStatus) -> OverallStatus {
-    use model::types::OverallStatus as S;
-    match s {
-        S::Rebalancing => OverallStatus::Rebalancing,
-        S::Completed => OverallStatus::Completed,
-        S::Failed => OverallStatus::Failed,
-        S::Canceled => OverallStatus::Canceled,
-    }
-}
+same_variants!(fn overall(model::types::OverallStatus) -> OverallStatus {
+    Rebalancing, Completed, Failed, Canceled
+});
 
 pub fn key(k: model::Key) -> Key {
     Key {
