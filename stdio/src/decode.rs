@@ -1,0 +1,272 @@
+//! Decoding a driver line with the path of every field, so that a malformed line is reported as
+//! `field input.context.exec_key.rid: expected an unsigned integer, found "1"` and never as a
+//! position in the text. Serde's derived decoders name the line and column only; this walks a
+//! parsed [`Value`] instead.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+/// A malformed driver line.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// The line is not one JSON value.
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    /// A required field is absent.
+    #[error("field `{path}`: missing")]
+    Missing {
+        /// Where, e.g. `input.msg.bucket`.
+        path: String,
+    },
+    /// A field the protocol does not define.
+    #[error("field `{path}`: unknown field")]
+    Unknown {
+        /// Where.
+        path: String,
+    },
+    /// A value of the wrong JSON type or out of range.
+    #[error("field `{path}`: expected {expected}, found {found}")]
+    Type {
+        /// Where (`(line)` for the whole line).
+        path: String,
+        /// What the protocol wants there.
+        expected: &'static str,
+        /// What the line has, abbreviated.
+        found: String,
+    },
+    /// A tag (`op`, `type`, a status) that is not one of the protocol's names.
+    #[error("field `{path}`: unknown value {found}; expected one of {expected}")]
+    Variant {
+        /// Where.
+        path: String,
+        /// The names the protocol defines there.
+        expected: String,
+        /// What the line has.
+        found: String,
+    },
+}
+
+impl WireError {
+    /// The field path the error names (`(line)` for the whole line).
+    pub fn path(&self) -> &str {
+        match self {
+            WireError::NotJson(_) => "(line)",
+            WireError::Missing { path }
+            | WireError::Unknown { path }
+            | WireError::Type { path, .. }
+            | WireError::Variant { path, .. } => path,
+        }
+    }
+}
+
+/// Where a value sits in the line, rendered only when an error needs it.
+#[derive(Clone, Copy)]
+pub enum Path<'a> {
+    /// The whole line.
+    Root,
+    /// A field of an object.
+    Field(&'a Path<'a>, &'a str),
+    /// An element of a list.
+    Index(&'a Path<'a>, usize),
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Root => f.write_str("(line)"),
+            Path::Field(Path::Root, k) => f.write_str(k),
+            Path::Field(p, k) => write!(f, "{p}.{k}"),
+            Path::Index(p, i) => write!(f, "{p}[{i}]"),
+        }
+    }
+}
+
+impl<'a> Path<'a> {
+    /// The path of field `key` below this one.
+    pub fn field(&'a self, key: &'a str) -> Path<'a> {
+        Path::Field(self, key)
+    }
+}
+
+fn found(v: &Value) -> String {
+    let mut s = v.to_string();
+    if s.len() > 40 {
+        let mut end = 37;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push_str("...");
+    }
+    s
+}
+
+/// A type error at `p`.
+pub fn type_error(p: &Path, expected: &'static str, v: &Value) -> WireError {
+    WireError::Type {
+        path: p.to_string(),
+        expected,
+        found: found(v),
+    }
+}
+
+/// A value decodable at a path.
+pub trait Decode: Sized {
+    /// Decodes `v`, found at `p`.
+    fn decode(v: &Value, p: &Path) -> Result<Self, WireError>;
+
+    /// The value of an absent field: an error, except for optional fields.
+    fn absent(p: &Path) -> Result<Self, WireError> {
+        Err(WireError::Missing {
+            path: p.to_string(),
+        })
+    }
+}
+
+impl Decode for u64 {
+    fn decode(v: &Value, p: &Path) -> Result<Self, WireError> {
+        v.as_u64()
+            .ok_or_else(|| type_error(p, "an unsigned integer", v))
+    }
+}
+
+impl Decode for u32 {
+    fn decode(v: &Value, p: &Path) -> Result<Self, WireError> {
+        v.as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| type_error(p, "an unsigned 32-bit integer", v))
+    }
+}
+
+impl Decode for bool {
+    fn decode(v: &Value, p: &Path) -> Result<Self, WireError> {
+        v.as_bool().ok_or_else(|| type_error(p, "true or false", v))
+    }
+}
+
+impl Decode for String {
+    fn decode(v: &Value, p: &Path) -> Result<Self, WireError> {
+        v.as_str()
+            .map(str::to_string)
+            .ok_or_else(|| type_error(p, "a string", v))
+    }
+}
+
+impl<T: Decode> Decode for Vec<T> {
+    fn decode(v: &Value, p: &Path) -> Result<Self, WireError> {
+        let items = v.as_array().ok_or_else(|| type_error(p, "a list", v))?;
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, x)| T::decode(x, &Path::Index(p, i)))
+            .collect()
+    }
+}
+
+/// `null` or absent is none.
+impl<T: Decode> Decode for Option<T> {
+    fn decode(v: &Value, p: &Path) -> Result<Self, WireError> {
+        match v {
+            Value::Null => Ok(None),
+            v => T::decode(v, p).map(Some),
+        }
+    }
+
+    fn absent(_: &Path) -> Result<Self, WireError> {
+        Ok(None)
+    }
+}
+
+/// `v` as an object whose fields are all in `allowed`.
+pub fn object<'v>(
+    v: &'v Value,
+    p: &Path,
+    allowed: &[&str],
+) -> Result<&'v Map<String, Value>, WireError> {
+    let m = v.as_object().ok_or_else(|| type_error(p, "an object", v))?;
+    if let Some(k) = m.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(WireError::Unknown {
+            path: p.field(k).to_string(),
+        });
+    }
+    Ok(m)
+}
+
+/// Field `key` of `m` (at `p`), decoded.
+pub fn get<T: Decode>(m: &Map<String, Value>, key: &str, p: &Path) -> Result<T, WireError> {
+    let at = p.field(key);
+    match m.get(key) {
+        Some(v) => T::decode(v, &at),
+        None => T::absent(&at),
+    }
+}
+
+/// The string tag `key` of `m`, checked against `names`.
+pub fn tag<'v>(
+    m: &'v Map<String, Value>,
+    key: &str,
+    p: &Path,
+    names: &[&str],
+) -> Result<&'v str, WireError> {
+    let at = p.field(key);
+    let v = m.get(key).ok_or_else(|| WireError::Missing {
+        path: at.to_string(),
+    })?;
+    let s = v.as_str().ok_or_else(|| type_error(&at, "a string", v))?;
+    if names.contains(&s) {
+        Ok(s)
+    } else {
+        Err(WireError::Variant {
+            path: at.to_string(),
+            expected: names.join(", "),
+            found: found(v),
+        })
+    }
+}
+
+/// A unit name (a status, an error kind) from a table of `(name, value)`.
+pub fn name<T: Copy>(v: &Value, p: &Path, table: &[(&str, T)]) -> Result<T, WireError> {
+    let s = v.as_str().ok_or_else(|| type_error(p, "a string", v))?;
+    table
+        .iter()
+        .find(|(n, _)| *n == s)
+        .map(|(_, x)| *x)
+        .ok_or_else(|| WireError::Variant {
+            path: p.to_string(),
+            expected: table.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+            found: found(v),
+        })
+}
+
+/// Parses one line and decodes it.
+pub fn line<T: Decode>(text: &str) -> Result<T, WireError> {
+    let v: Value = serde_json::from_str(text).map_err(|e| WireError::NotJson(e.to_string()))?;
+    T::decode(&v, &Path::Root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_render_as_dotted_fields_and_indices() {
+        let root = Path::Root;
+        let a = root.field("input");
+        let b = Path::Index(&a, 2);
+        let c = b.field("rid");
+        assert_eq!(c.to_string(), "input[2].rid");
+        assert_eq!(root.to_string(), "(line)");
+    }
+
+    #[test]
+    fn a_long_value_is_abbreviated_in_the_error() {
+        let v = Value::String("x".repeat(100));
+        let e = type_error(&Path::Root, "a number", &v);
+        let WireError::Type { found, .. } = e else {
+            panic!("type error expected")
+        };
+        assert_eq!(found.len(), 40);
+        assert!(found.ends_with("..."));
+    }
+}

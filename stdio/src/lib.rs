@@ -1,0 +1,17 @@
+//! `rebalance-manager-stdio`: the production manager behind the driver protocol of
+//! `spec/driver-protocol.md`, the reference implementation under test for
+//! `rebalance-conformance replay --sut` and `exhaustive --sut`.
+//!
+//! - [`wire`]: the protocol's lines as types (shared with the harness, which speaks the other
+//!   end); [`decode`]: decoding with field paths;
+//! - [`convert`]: the manager's types to the wire and back;
+//! - [`server`]: the request loop.
+//!
+//! This crate depends on the manager only, never on the model.
+
+#![forbid(unsafe_code)]
+
+pub mod convert;
+pub mod decode;
+pub mod server;
+pub mod wire;
