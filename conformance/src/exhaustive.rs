@@ -9,17 +9,25 @@
 //! each other work; the counts of states and edges and the coverage do not depend on the
 //! interleaving. A divergence is reported from a second, single-threaded walk, so the reported
 //! path is the same on every run. [`walk_bounded`] (a sample) is single-threaded.
+//!
+//! [`walk_sut`] walks against an implementation under test in a child process
+//! (`spec/driver-protocol.md`), single-threaded: the branch points are snapshots in the child,
+//! which one child holds for one walker.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use rebalance_manager as mgr;
 use rebalance_model::{Action, RebalanceModel, SystemState};
 
 use crate::coverage::Coverage;
-use crate::harness::Mismatch;
+use crate::harness::{Failure, Mismatch};
 use crate::lockstep::{Explored, Lockstep, Position};
+use crate::sut::driver::{DriverError, SutCommand};
+use crate::sut::remote::Remote;
+use crate::sut::ManagerSide;
 
 /// A path as a shared linked list, so that siblings share their prefix.
 struct PathNode {
@@ -302,16 +310,67 @@ pub fn walk_bounded(
     model: &RebalanceModel,
     max_states: u64,
     progress_every: u64,
-    mut progress: impl FnMut(&WalkStats),
+    progress: impl FnMut(&WalkStats),
 ) -> Result<WalkStats, Box<Divergence>> {
+    walk_side::<mgr::Manager<mgr::MemStore>>(model, &(), max_states, progress_every, progress)
+        .map_err(|e| match e {
+            WalkError::Diverged(d) => d,
+            WalkError::Sut { error, .. } => match *error {},
+        })
+}
+
+/// Why a walk against an implementation under test stopped.
+#[derive(Debug)]
+pub enum WalkError<E> {
+    /// Model and implementation differ.
+    Diverged(Box<Divergence>),
+    /// The implementation itself failed (crashed, hung, sent a malformed line) on the last
+    /// step of `steps`.
+    Sut { steps: Vec<Action>, error: Box<E> },
+}
+
+/// Checks every edge of `model`'s reachable graph against the implementation under test that
+/// `sut` starts, single-threaded (one child process; its snapshots are the branch points).
+pub fn walk_sut(
+    model: &RebalanceModel,
+    sut: &SutCommand,
+    progress_every: u64,
+    progress: impl FnMut(&WalkStats),
+) -> Result<WalkStats, WalkError<DriverError>> {
+    walk_side::<Remote>(model, sut, u64::MAX, progress_every, progress)
+}
+
+/// A position still to expand, the path to it and its depth.
+type Frame<S> = (Box<Position<S>>, Option<Arc<PathNode>>, usize);
+
+/// The single-threaded walk on any manager side, stopping after `max_states` states.
+pub fn walk_side<S: ManagerSide>(
+    model: &RebalanceModel,
+    launcher: &S::Launcher,
+    max_states: u64,
+    progress_every: u64,
+    mut progress: impl FnMut(&WalkStats),
+) -> Result<WalkStats, WalkError<S::Error>> {
     let started = Instant::now();
     let mut stats = WalkStats::default();
-    let mut lockstep = start(model)?;
+    let fail = |steps: Vec<Action>, f: Failure<S::Error>| match f {
+        Failure::Diverged(mismatch) => {
+            WalkError::Diverged(Box::new(Divergence { steps, mismatch }))
+        }
+        Failure::Sut(error) => WalkError::Sut {
+            steps,
+            error: Box::new(error),
+        },
+    };
+    let mut lockstep: Lockstep<S> =
+        Lockstep::launch(model, launcher).map_err(|f| fail(Vec::new(), f))?;
     let mut seen: HashSet<u64> = HashSet::new();
     seen.insert(fingerprint(lockstep.state()));
     stats.states = 1;
-    let mut stack: Vec<(Box<Position>, Option<Arc<PathNode>>, usize)> =
-        vec![(lockstep.position(), None, 0)];
+    let init = lockstep
+        .try_position()
+        .map_err(|e| fail(Vec::new(), Failure::Sut(e)))?;
+    let mut stack: Vec<Frame<S>> = vec![(init, None, 0)];
     let mut actions = Vec::new();
     while let Some((position, path, depth)) = stack.pop() {
         if stats.states >= max_states {
@@ -329,20 +388,16 @@ pub fn walk_bounded(
             // a state outside it is not expanded (its incoming edge is still checked).
             let keep =
                 |post: &SystemState| model.within_bound(post) && seen.insert(fingerprint(post));
-            let next = match lockstep.explore(action, keep) {
+            let next = match lockstep.try_explore(action, keep) {
                 Ok(Explored::Disabled) => continue,
                 Ok(Explored::Checked(next)) => next,
-                Err(mismatch) => {
+                Err(f) => {
                     stats.edges += 1;
-                    stats.seconds = started.elapsed().as_secs_f64();
                     let node = Some(Arc::new(PathNode {
                         action: *action,
                         parent: path.clone(),
                     }));
-                    return Err(Box::new(Divergence {
-                        steps: path_to_vec(&node),
-                        mismatch,
-                    }));
+                    return Err(fail(path_to_vec(&node), f));
                 }
             };
             stats.edges += 1;

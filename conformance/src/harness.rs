@@ -1,10 +1,12 @@
 //! One step of the model, mirrored on the manager, and compared.
 //!
-//! The harness owns what a real host owns around the manager: the manager itself (on an
-//! in-memory store with fault injection), the coordinator's FIFO event queue (filled from the
-//! manager's `Enqueue` effects) and the clock. Tablet servers and the network are the model's:
-//! environment actions change nothing on the manager's side, and every message the manager
-//! sends must be exactly what the model's coordinator sent in the same step.
+//! The harness owns what a real host owns around the manager: the coordinator's FIFO event
+//! queue (filled from the manager's `Enqueue` effects) and the clock. The manager and its store
+//! are a [`ManagerSide`]: by default the manager in this process (on an in-memory store with
+//! fault injection); with `--sut`, an implementation under test in a child process
+//! ([`crate::sut::remote`]). Tablet servers and the network are the model's: environment
+//! actions change nothing on the manager's side, and every message the manager sends must be
+//! exactly what the model's coordinator sent in the same step.
 
 use std::collections::{BTreeSet, VecDeque};
 
@@ -12,6 +14,7 @@ use rebalance_manager as mgr;
 use rebalance_model::{Action, RebalanceModel, StepOutput, SystemState};
 
 use crate::projection::{self, manager::AgeCaps};
+use crate::sut::ManagerSide;
 use crate::translate::{self, TICK_MS};
 
 /// Where and how the manager differed from the model in one step.
@@ -25,10 +28,32 @@ pub struct Mismatch {
     pub manager: String,
 }
 
+/// Why a step of the manager side did not agree: a divergence, or a failure of the side
+/// itself (`E`, uninhabited in-process: a child that crashed, hung or sent a malformed line).
+#[derive(Clone, Debug)]
+pub enum Failure<E> {
+    Diverged(Mismatch),
+    Sut(E),
+}
+
+impl<E> From<Mismatch> for Failure<E> {
+    fn from(m: Mismatch) -> Self {
+        Failure::Diverged(m)
+    }
+}
+
+/// The in-process manager side cannot fail by itself: its failures are all divergences.
+pub fn in_process(f: Failure<std::convert::Infallible>) -> Mismatch {
+    match f {
+        Failure::Diverged(m) => m,
+        Failure::Sut(never) => match never {},
+    }
+}
+
 /// The manager and its host-side surroundings.
 #[derive(Clone)]
-pub struct Harness {
-    pub manager: mgr::Manager<mgr::MemStore>,
+pub struct Harness<S = mgr::Manager<mgr::MemStore>> {
+    pub manager: S,
     pub queue: VecDeque<mgr::Event>,
     pub now_ms: u64,
     config: mgr::Config,
@@ -45,13 +70,26 @@ fn live_of(s: &SystemState) -> BTreeSet<mgr::ServerId> {
 }
 
 impl Harness {
-    /// Starts the manager on the model's initial store. The model's initial state is a
+    /// [`Harness::launch`] in process.
+    pub fn start(model: &RebalanceModel, init: &SystemState) -> Result<Harness, Mismatch> {
+        Harness::launch(model, init, &()).map_err(in_process)
+    }
+}
+
+impl<S: ManagerSide> Harness<S> {
+    /// Starts the manager side on the model's initial store. The model's initial state is a
     /// coordinator that has started (R17) and found no task (R16), so the harness runs the
     /// manager's `Recover` before comparing.
-    pub fn start(model: &RebalanceModel, init: &SystemState) -> Result<Harness, Mismatch> {
+    pub fn launch(
+        model: &RebalanceModel,
+        init: &SystemState,
+        launcher: &S::Launcher,
+    ) -> Result<Harness<S>, Failure<S::Error>> {
         let config = translate::config(&model.config);
         let store = translate::initial_store(init);
-        let (manager, effects) = mgr::Manager::start(config.clone(), store, live_of(init), 0)
+        let mut effects = Vec::new();
+        let manager = S::start(launcher, &config, store, live_of(init), 0, &mut effects)
+            .map_err(Failure::Sut)?
             .map_err(|e| Mismatch {
                 summary: format!("the manager refused to start: {e}"),
                 model: String::new(),
@@ -67,11 +105,26 @@ impl Harness {
         h.absorb(&effects);
         if let Some(mgr::Event::Recover) = h.queue.front() {
             let ev = h.queue.pop_front().expect("front exists");
-            let effects = h.manager.handle(0, mgr::Input::Event(ev));
+            effects.clear();
+            h.manager
+                .input(0, mgr::Input::Event(ev), &mut effects)
+                .map_err(Failure::Sut)?;
+            h.manager.settle(&mut effects).map_err(Failure::Sut)?;
             h.absorb(&effects);
         }
         h.compare_state(init, "initial state")?;
         Ok(h)
+    }
+
+    /// An independent copy (a branch point of a walk).
+    pub fn fork(&mut self) -> Result<Harness<S>, S::Error> {
+        Ok(Harness {
+            manager: self.manager.fork()?,
+            queue: self.queue.clone(),
+            now_ms: self.now_ms,
+            config: self.config.clone(),
+            caps: self.caps,
+        })
     }
 
     fn absorb(&mut self, effects: &[mgr::Effect]) {
@@ -85,14 +138,14 @@ impl Harness {
     /// The manager's projection.
     pub fn projection(&self) -> projection::State {
         let mut o = projection::State::default();
-        projection::manager::state(&self.manager, &self.queue, self.caps, &mut o);
+        self.manager.project(&self.queue, self.caps, &mut o);
         o
     }
 
     fn compare_state(&self, post: &SystemState, when: &str) -> Result<(), Mismatch> {
         let differs = projection::with_states(|p| {
             projection::model::state(post, &mut p.model);
-            projection::manager::state(&self.manager, &self.queue, self.caps, &mut p.manager);
+            self.manager.project(&self.queue, self.caps, &mut p.manager);
             (p.model != p.manager).then(|| Mismatch {
                 summary: format!(
                     "projected state differs ({when}), first at `{}`",
@@ -109,9 +162,9 @@ impl Harness {
     }
 
     fn check_manager_invariants(&self, post: &SystemState) -> Result<(), Mismatch> {
-        match self.manager.check_invariants() {
-            Ok(()) => Ok(()),
-            Err(v) => Err(Mismatch {
+        match self.manager.invariant_violation() {
+            None => Ok(()),
+            Some(v) => Err(Mismatch {
                 summary: format!("the manager broke its own invariant: {v}"),
                 model: model_render(post),
                 manager: self.projection().render(),
@@ -128,24 +181,29 @@ impl Harness {
         action: &Action,
         post: &SystemState,
         out: &StepOutput,
-    ) -> Result<Vec<mgr::Effect>, Mismatch> {
-        let ops_before = self.manager.store().op_count();
+    ) -> Result<Vec<mgr::Effect>, Failure<S::Error>> {
+        let ops_before = self.manager.store_ops();
         let fault = action.fail_store_op();
         if let Some(k) = fault {
-            self.manager.store_mut().fail_nth_op(u64::from(k));
+            self.manager
+                .fail_nth_store_op(u64::from(k))
+                .map_err(Failure::Sut)?;
         }
-        let mut effects = match action {
+        let mut effects = Vec::new();
+        match action {
             Action::Register { .. } => {
                 let plan = translate::plan(&model.register_plan(pre));
-                self.input(mgr::Input::Register { plan })
+                self.input(mgr::Input::Register { plan }, &mut effects)?;
             }
-            Action::Cancel { .. } => self.input(mgr::Input::Cancel),
+            Action::Cancel { .. } => self.input(mgr::Input::Cancel, &mut effects)?,
             Action::ProcessEvent { event, .. } => {
                 let want = translate::event(event);
                 match self.queue.pop_front() {
-                    Some(front) if front == want => self.input(mgr::Input::Event(front)),
+                    Some(front) if front == want => {
+                        self.input(mgr::Input::Event(front), &mut effects)?
+                    }
                     other => {
-                        return Err(Mismatch {
+                        return Err(Failure::Diverged(Mismatch {
                             summary: format!(
                                 "event queue front differs: model {:?}, manager {}",
                                 projection::model::event(event),
@@ -156,80 +214,97 @@ impl Harness {
                             ),
                             model: model_render(pre),
                             manager: self.projection().render(),
-                        })
+                        }))
                     }
                 }
             }
-            Action::DeliverNliResponse { msg, .. } => self.input(translate::nli_response(msg)),
-            Action::DeliverAdjustIsr { msg, .. } => self.input(translate::adjust_isr(msg)),
-            Action::CrashServer { server } => {
-                self.input(mgr::Input::ServerDown(mgr::ServerId::from(*server)))
+            Action::DeliverNliResponse { msg, .. } => {
+                self.input(translate::nli_response(msg), &mut effects)?
             }
-            Action::RestartServer { server } => {
-                self.input(mgr::Input::ServerUp(mgr::ServerId::from(*server)))
+            Action::DeliverAdjustIsr { msg, .. } => {
+                self.input(translate::adjust_isr(msg), &mut effects)?
             }
-            Action::DeleteBucket { bucket } => {
-                self.input(mgr::Input::BucketDeleted(mgr::BucketId::from(*bucket)))
-            }
+            Action::CrashServer { server } => self.input(
+                mgr::Input::ServerDown(mgr::ServerId::from(*server)),
+                &mut effects,
+            )?,
+            Action::RestartServer { server } => self.input(
+                mgr::Input::ServerUp(mgr::ServerId::from(*server)),
+                &mut effects,
+            )?,
+            Action::DeleteBucket { bucket } => self.input(
+                mgr::Input::BucketDeleted(mgr::BucketId::from(*bucket)),
+                &mut effects,
+            )?,
             Action::Tick => {
                 self.now_ms += TICK_MS;
-                self.input(mgr::Input::Tick)
+                self.input(mgr::Input::Tick, &mut effects)?
             }
             Action::CrashCoordinator => {
                 // R17: the old incarnation's memory and event queue are gone; its store stays.
-                let store = self.manager.store().clone();
                 self.queue.clear();
-                let (m, effects) =
-                    mgr::Manager::start(self.config.clone(), store, live_of(pre), self.now_ms)
-                        .map_err(|e| Mismatch {
-                            summary: format!("the manager refused to restart: {e}"),
-                            model: String::new(),
-                            manager: String::new(),
-                        })?;
-                self.manager = m;
-                effects
+                self.manager
+                    .restart(&self.config, live_of(pre), self.now_ms, &mut effects)
+                    .map_err(Failure::Sut)?
+                    .map_err(|e| Mismatch {
+                        summary: format!("the manager refused to restart: {e}"),
+                        model: String::new(),
+                        manager: String::new(),
+                    })?;
             }
             // Environment only: tablet servers and the network (R21, R22, R24, faults).
             Action::DeliverNli { .. }
             | Action::DeliverAdjustIsrResponse { .. }
             | Action::DropMessage { .. }
             | Action::DuplicateMessage { .. }
-            | Action::ProposeIsr { .. } => Vec::new(),
-        };
+            | Action::ProposeIsr { .. } => {}
+        }
         // Responses the model delivered at the end of the step because they can never be
         // current again (spec 9, "dead messages"): the manager must ignore them as R12 does.
         for r in &out.delivered_dead {
-            effects.extend(self.input(translate::nli_response(r)));
+            self.input(translate::nli_response(r), &mut effects)?;
         }
+        self.manager.settle(&mut effects).map_err(Failure::Sut)?;
         self.absorb(&effects);
-        if fault.is_some() && self.manager.store().fault_pending() {
-            return Err(self.mismatch(
-                post,
-                format!(
+        if fault.is_some() && self.manager.fault_pending() {
+            return Err(self
+                .mismatch(
+                    post,
+                    format!(
                     "the model failed store operation {} of this step but the manager performed fewer",
                     fault.unwrap_or(0)
                 ),
-            ));
+                )
+                .into());
         }
         self.compare_effects(action, post, out, &effects)?;
         self.compare_state(post, "after the step")?;
         if action.can_fail_store() {
-            let ops = self.manager.store().op_count() - ops_before;
+            let ops = self.manager.store_ops().saturating_sub(ops_before);
             if ops != u64::from(out.store_ops) {
-                return Err(self.mismatch(
-                    post,
-                    format!(
-                        "store operations differ: model {}, manager {ops}",
-                        out.store_ops
-                    ),
-                ));
+                return Err(self
+                    .mismatch(
+                        post,
+                        format!(
+                            "store operations differ: model {}, manager {ops}",
+                            out.store_ops
+                        ),
+                    )
+                    .into());
             }
         }
         Ok(effects)
     }
 
-    fn input(&mut self, input: mgr::Input) -> Vec<mgr::Effect> {
-        self.manager.handle(self.now_ms, input)
+    #[inline]
+    fn input(
+        &mut self,
+        input: mgr::Input,
+        effects: &mut Vec<mgr::Effect>,
+    ) -> Result<(), Failure<S::Error>> {
+        self.manager
+            .input(self.now_ms, input, effects)
+            .map_err(Failure::Sut)
     }
 
     fn mismatch(&self, post: &SystemState, summary: String) -> Mismatch {

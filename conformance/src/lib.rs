@@ -21,4 +21,5 @@ pub mod projection;
 pub mod random;
 pub mod replay;
 pub mod report;
+pub mod sut;
 pub mod translate;

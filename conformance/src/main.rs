@@ -2,9 +2,11 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use rebalance_conformance::{exhaustive, expect, random, replay, report};
+use rebalance_conformance::sut::driver::SutCommand;
+use rebalance_conformance::{exhaustive, expect, random, replay, report, sut};
 use rebalance_model::{Bug, BugSet, Config, RebalanceModel};
 
 #[derive(Parser)]
@@ -34,6 +36,8 @@ enum Command {
         /// Where a diverging trace is written.
         #[arg(long, default_value = ".")]
         out_dir: PathBuf,
+        #[command(flatten)]
+        sut: SutArgs,
     },
     /// Check every edge of a preset's whole reachable state graph against the manager.
     Exhaustive {
@@ -53,6 +57,8 @@ enum Command {
         /// measurements undisturbed by other work on the machine.
         #[arg(long, hide = true)]
         threads: Option<usize>,
+        #[command(flatten)]
+        sut: SutArgs,
     },
     /// Seeded random walks over a preset, shrinking a divergence to a minimal walk.
     Random {
@@ -75,6 +81,31 @@ enum Command {
         #[arg(long, default_value = ".")]
         out_dir: PathBuf,
     },
+}
+
+/// The implementation under test, if not the manager in this process (spec/driver-protocol.md).
+#[derive(clap::Args)]
+struct SutArgs {
+    /// Run against an implementation under test: a command (program and arguments, quoted as
+    /// in a shell) that speaks the driver protocol on stdin/stdout, e.g.
+    /// `target/release/rebalance-manager-stdio`. Walks are then single-threaded.
+    #[arg(long, value_name = "COMMAND")]
+    sut: Option<String>,
+    /// With --sut: how long one step's requests may take before the implementation is killed.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    step_timeout_ms: u64,
+}
+
+impl SutArgs {
+    fn command(&self) -> Result<Option<SutCommand>, String> {
+        self.sut
+            .as_deref()
+            .map(|c| {
+                SutCommand::parse(c, Duration::from_millis(self.step_timeout_ms))
+                    .map_err(|e| e.to_string())
+            })
+            .transpose()
+    }
 }
 
 fn load_config(name: &str) -> Result<Config, String> {
@@ -104,12 +135,31 @@ fn main() -> ExitCode {
 
 fn run(command: Command) -> Result<ExitCode, String> {
     match command {
-        Command::Replay { files, out_dir } => {
+        Command::Replay {
+            files,
+            out_dir,
+            sut,
+        } => {
+            let sut = sut.command()?;
             let mut failed = false;
             for file in &files {
                 let trace = rebalance_model::Trace::read(file)
                     .map_err(|e| format!("invalid trace {}: {e}", file.display()))?;
-                match replay::replay(&trace) {
+                let result = match &sut {
+                    None => replay::replay(&trace),
+                    Some(command) => match sut::replay::replay(&trace, command) {
+                        Ok(ok) => Ok(ok),
+                        Err(sut::replay::SutReplayError::Replay(e)) => Err(e),
+                        Err(sut::replay::SutReplayError::Sut { step, error }) => {
+                            return Err(format!(
+                                "{}: {}",
+                                file.display(),
+                                sut::failure_message(step, &trace.steps, &error)
+                            ));
+                        }
+                    },
+                };
+                match result {
                     Ok(ok) => {
                         println!(
                             "{}: model and manager agree at all {} steps",
@@ -176,7 +226,9 @@ fn run(command: Command) -> Result<ExitCode, String> {
             coverage,
             out_dir,
             threads,
+            sut,
         } => {
+            let sut = sut.command()?;
             let cfg = load_config(&config)?;
             let bugs = parse_bugs(&bugs)?;
             let model = RebalanceModel::new(cfg.clone(), BugSet::of(&bugs));
@@ -189,9 +241,20 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     s.edges_per_second()
                 )
             };
-            let result = match threads {
-                Some(n) => exhaustive::walk_with_threads(&model, n.max(1), 100_000, progress),
-                None => exhaustive::walk(&model, 100_000, progress),
+            let result = match (&sut, threads) {
+                (Some(command), _) => {
+                    match exhaustive::walk_sut(&model, command, 100_000, progress) {
+                        Ok(stats) => Ok(stats),
+                        Err(exhaustive::WalkError::Diverged(d)) => Err(d),
+                        Err(exhaustive::WalkError::Sut { steps, error }) => {
+                            return Err(sut::failure_message(steps.len(), &steps, &error));
+                        }
+                    }
+                }
+                (None, Some(n)) => {
+                    exhaustive::walk_with_threads(&model, n.max(1), 100_000, progress)
+                }
+                (None, None) => exhaustive::walk(&model, 100_000, progress),
             };
             match result {
                 Ok(stats) => {

@@ -7,9 +7,10 @@ use rebalance_model::Trace;
 
 use crate::coverage::Coverage;
 use crate::expect;
-use crate::harness::Mismatch;
-use crate::lockstep::{Lockstep, StepError};
+use crate::harness::{Failure, Mismatch};
+use crate::lockstep::Lockstep;
 use crate::projection::{self, Effects};
+use crate::sut::ManagerSide;
 
 /// Why a replay did not agree.
 #[derive(Clone, Debug)]
@@ -33,17 +34,46 @@ pub struct ReplayOk {
 }
 
 pub fn replay(trace: &Trace) -> Result<ReplayOk, ReplayError> {
+    replay_on::<rebalance_manager::Manager<rebalance_manager::MemStore>>(trace, &()).map_err(|e| {
+        match e {
+            SideReplayError::Replay(e) => e,
+            SideReplayError::Sut { error, .. } => match *error {},
+        }
+    })
+}
+
+/// Why a replay on a manager side did not agree: as [`ReplayError`], or the side itself failed
+/// at `step` (1-based; 0 is the start): an implementation under test crashed, hung or sent a
+/// malformed line (see [`crate::sut`]).
+#[derive(Clone, Debug)]
+pub enum SideReplayError<E> {
+    Replay(ReplayError),
+    Sut { step: usize, error: Box<E> },
+}
+
+/// [`replay`] on the manager side `launcher` starts (a child process for `--sut`).
+pub fn replay_on<S: ManagerSide>(
+    trace: &Trace,
+    launcher: &S::Launcher,
+) -> Result<ReplayOk, SideReplayError<S::Error>> {
     let model = trace.model();
     // A trace is valid or not as a whole: an invalid one is reported as such even where the
     // manager diverges before its invalid step (the model's own replay, on that path only).
-    let diverged = |step, mismatch| match trace.replay() {
-        Err(e) => ReplayError::Invalid(e),
-        Ok(_) => ReplayError::Divergence { step, mismatch },
+    let diverged = |step, failure| match (trace.replay(), failure) {
+        (Err(e), _) => SideReplayError::Replay(ReplayError::Invalid(e)),
+        (Ok(_), Failure::Diverged(mismatch)) => {
+            SideReplayError::Replay(ReplayError::Divergence { step, mismatch })
+        }
+        (Ok(_), Failure::Sut(error)) => SideReplayError::Sut {
+            step,
+            error: Box::new(error),
+        },
     };
-    let mut lockstep = Lockstep::start(&model).map_err(|m| diverged(0, m))?;
+    let mut lockstep: Lockstep<S> =
+        Lockstep::launch(&model, launcher).map_err(|f| diverged(0, f))?;
     let mut effects: Vec<Effects> = Vec::with_capacity(trace.steps.len());
     let mut failures = Vec::new();
-    let mut check = |after: usize, lockstep: &Lockstep<'_>, effects: &[Effects]| {
+    let mut check = |after: usize, lockstep: &Lockstep<'_, S>, effects: &[Effects]| {
         for e in trace.expectations.iter().filter(|e| e.after == after) {
             let state = lockstep.harness().projection();
             let seen = expect::observe(&state, &effects[e.from..e.after]);
@@ -52,24 +82,24 @@ pub fn replay(trace: &Trace) -> Result<ReplayOk, ReplayError> {
     };
     check(0, &lockstep, &effects);
     for (index, action) in trace.steps.iter().enumerate() {
-        match lockstep.step(action) {
-            Ok(report) => {
+        match lockstep.try_step(action) {
+            Ok(Some(report)) => {
                 let mut e = Effects::default();
                 projection::manager::effects(action, &report.effects, &mut e);
                 effects.push(e);
             }
-            Err(StepError::Disabled) => {
-                return Err(ReplayError::Invalid(trace.replay().err().unwrap_or(
-                    TraceError::NotEnabled {
+            Ok(None) => {
+                return Err(SideReplayError::Replay(ReplayError::Invalid(
+                    trace.replay().err().unwrap_or(TraceError::NotEnabled {
                         index,
                         at: format!("step {}", index + 1),
                         action: *action,
                         enabled: Vec::new(),
                         exhausted: Vec::new(),
-                    },
+                    }),
                 )))
             }
-            Err(StepError::Diverged(mismatch)) => return Err(diverged(index + 1, mismatch)),
+            Err(failure) => return Err(diverged(index + 1, failure)),
         }
         check(index + 1, &lockstep, &effects);
     }

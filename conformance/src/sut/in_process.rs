@@ -1,0 +1,104 @@
+//! The manager in this process: each input runs at once, a fork is a clone.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::convert::Infallible;
+
+use rebalance_manager as mgr;
+
+use super::ManagerSide;
+use crate::projection::{self, manager::AgeCaps};
+
+impl ManagerSide for mgr::Manager<mgr::MemStore> {
+    type Launcher = ();
+    type Error = Infallible;
+
+    fn start(
+        _: &(),
+        config: &mgr::Config,
+        store: mgr::MemStore,
+        live: BTreeSet<mgr::ServerId>,
+        now_ms: u64,
+        effects: &mut Vec<mgr::Effect>,
+    ) -> Result<Result<Self, String>, Infallible> {
+        Ok(
+            match mgr::Manager::start(config.clone(), store, live, now_ms) {
+                Ok((m, emitted)) => {
+                    effects.extend(emitted);
+                    Ok(m)
+                }
+                Err(e) => Err(e.to_string()),
+            },
+        )
+    }
+
+    fn restart(
+        &mut self,
+        config: &mgr::Config,
+        live: BTreeSet<mgr::ServerId>,
+        now_ms: u64,
+        effects: &mut Vec<mgr::Effect>,
+    ) -> Result<Result<(), String>, Infallible> {
+        let store = self.store().clone();
+        Ok(
+            match mgr::Manager::start(config.clone(), store, live, now_ms) {
+                Ok((m, emitted)) => {
+                    *self = m;
+                    effects.extend(emitted);
+                    Ok(())
+                }
+                Err(e) => Err(e.to_string()),
+            },
+        )
+    }
+
+    fn fail_nth_store_op(&mut self, k: u64) -> Result<(), Infallible> {
+        self.store_mut().fail_nth_op(k);
+        Ok(())
+    }
+
+    #[inline]
+    fn input(
+        &mut self,
+        now_ms: u64,
+        input: mgr::Input,
+        effects: &mut Vec<mgr::Effect>,
+    ) -> Result<(), Infallible> {
+        self.handle_into(now_ms, input, effects);
+        Ok(())
+    }
+
+    #[inline]
+    fn settle(&mut self, _: &mut Vec<mgr::Effect>) -> Result<(), Infallible> {
+        Ok(())
+    }
+
+    fn store_ops(&self) -> u64 {
+        self.store().op_count()
+    }
+
+    fn fault_pending(&self) -> bool {
+        self.store().fault_pending()
+    }
+
+    fn project(&self, queue: &VecDeque<mgr::Event>, caps: AgeCaps, o: &mut projection::State) {
+        projection::manager::state(self, queue, caps, o);
+    }
+
+    fn invariant_violation(&self) -> Option<String> {
+        self.check_invariants().err().map(|v| v.to_string())
+    }
+
+    fn progress(&self) -> mgr::Progress {
+        mgr::Manager::progress(self)
+    }
+
+    #[inline]
+    fn fork(&mut self) -> Result<Self, Infallible> {
+        Ok(self.clone())
+    }
+
+    #[inline]
+    fn preserve(&mut self) -> Result<(), Infallible> {
+        Ok(())
+    }
+}
