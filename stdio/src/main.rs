@@ -2,7 +2,7 @@
 //! and stdout. Exit codes: 0 at the end of the input, 2 after a malformed or out-of-order line
 //! (the error line names the field), 1 on an i/o error.
 
-use std::io::{self, BufReader};
+use std::io::{self, BufReader, BufWriter};
 use std::process::ExitCode;
 
 use rebalance_manager_stdio::server::{serve, ServeError};
@@ -17,7 +17,9 @@ fn main() -> ExitCode {
     }
     let stdin = io::stdin();
     let stdout = io::stdout();
-    match serve(BufReader::new(stdin.lock()), stdout.lock()) {
+    // Buffered: the server flushes once it has answered every request it has read, so a
+    // step's answers leave in one write (stdout alone would write each line).
+    match serve(BufReader::new(stdin.lock()), BufWriter::new(stdout.lock())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e @ ServeError::Refused { .. }) => {
             eprintln!("rebalance-manager-stdio: {e}");

@@ -7,6 +7,7 @@
 //! timeout the child is killed by its id. Every failure is a [`DriverError`] that quotes the
 //! request and, if one came, the line the child sent.
 
+use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -106,7 +107,10 @@ pub enum DriverError {
 pub struct Driver {
     child: Child,
     stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
+    /// Lines from the reader thread, in the chunks it read them.
+    lines: Receiver<Vec<String>>,
+    /// Lines received and not yet consumed.
+    received: VecDeque<String>,
     stderr: Arc<Mutex<String>>,
     timeout: Duration,
     /// Set once the child failed; every later exchange fails the same way.
@@ -134,16 +138,26 @@ impl Driver {
         let stderr_pipe = child.stderr.take().expect("piped stderr");
         let (tx, lines) = mpsc::channel();
         thread::spawn(move || {
+            // Every complete line already read is sent at once, so a step's answers wake the
+            // harness once.
             let mut reader = BufReader::new(stdout);
             loop {
-                let mut line = String::new();
-                match reader.read_line(&mut line) {
-                    Ok(0) | Err(_) => return,
-                    Ok(_) => {
-                        if tx.send(line).is_err() {
+                let mut chunk = Vec::new();
+                loop {
+                    let mut line = String::new();
+                    match reader.read_line(&mut line) {
+                        Ok(0) | Err(_) => {
+                            let _ = tx.send(chunk);
                             return;
                         }
+                        Ok(_) => chunk.push(line),
                     }
+                    if !reader.buffer().contains(&b'\n') {
+                        break;
+                    }
+                }
+                if tx.send(chunk).is_err() {
+                    return;
                 }
             }
         });
@@ -168,6 +182,7 @@ impl Driver {
             stdin: child.stdin.take(),
             child,
             lines,
+            received: VecDeque::new(),
             stderr,
             timeout: sut.step_timeout,
             failed: None,
@@ -229,8 +244,7 @@ impl Driver {
         let mut answers = Vec::with_capacity(requests.len());
         for r in requests {
             let request = || quote(&r.to_line());
-            let wait = deadline.saturating_duration_since(Instant::now());
-            let line = match self.lines.recv_timeout(wait) {
+            let line = match self.next_line(deadline) {
                 Ok(line) => line,
                 Err(RecvTimeoutError::Timeout) => {
                     let pid = self.pid();
@@ -274,6 +288,17 @@ impl Driver {
             return Err(self.fail(e));
         }
         Ok(answers)
+    }
+
+    /// The next line of the child's output, waiting until `deadline` at most.
+    fn next_line(&mut self, deadline: Instant) -> Result<String, RecvTimeoutError> {
+        loop {
+            if let Some(line) = self.received.pop_front() {
+                return Ok(line);
+            }
+            let wait = deadline.saturating_duration_since(Instant::now());
+            self.received.extend(self.lines.recv_timeout(wait)?);
+        }
     }
 
     /// The error for a child whose output ended before answering `request`.
