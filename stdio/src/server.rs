@@ -63,6 +63,31 @@ fn wire_error(e: &WireError) -> ErrorLine {
     refuse(e.path(), message)
 }
 
+/// The largest time or duration accepted: 2^53 ms, exact as a JSON number everywhere, and far
+/// enough from `u64::MAX` that the manager's sums of times and durations cannot overflow.
+pub const MS_MAX: u64 = 1 << 53;
+
+fn check_ms(value: u64, path: &str) -> Result<(), ErrorLine> {
+    if value > MS_MAX {
+        return Err(refuse(path, format!("{value} is above the limit {MS_MAX}")));
+    }
+    Ok(())
+}
+
+fn check_config(c: &crate::wire::Config) -> Result<(), ErrorLine> {
+    check_ms(c.task_timeout_ms, "config.task_timeout_ms")?;
+    check_ms(c.check_interval_ms, "config.check_interval_ms")?;
+    check_ms(
+        c.max_reconcile_backoff_ms,
+        "config.max_reconcile_backoff_ms",
+    )?;
+    check_ms(
+        c.target_unavailable_timeout_ms,
+        "config.target_unavailable_timeout_ms",
+    )?;
+    check_ms(c.no_progress_timeout_ms, "config.no_progress_timeout_ms")
+}
+
 fn live(v: &[u32]) -> BTreeSet<mgr::ServerId> {
     v.iter().copied().collect()
 }
@@ -103,11 +128,14 @@ impl Server {
                 live: l,
                 now_ms,
             } => {
+                check_config(&config)?;
+                check_ms(now_ms, "now_ms")?;
                 let config = convert::config_from(&config);
                 let store = mgr::MemStore::with_state(convert::store_from(&store));
                 Ok(self.start(config, store, live(&l), now_ms))
             }
             Request::Restart { live: l, now_ms } => {
+                check_ms(now_ms, "now_ms")?;
                 let (Some(config), Some(m)) = (self.config.clone(), self.manager.take()) else {
                     return Err(refuse("op", "`restart` before `start`"));
                 };
@@ -116,10 +144,14 @@ impl Server {
                 Ok(self.start(config, store, live(&l), now_ms))
             }
             Request::FailStoreOp { nth } => {
+                if nth == 0 || nth > u64::from(u32::MAX) {
+                    return Err(refuse("nth", format!("{nth} is not in 1..={}", u32::MAX)));
+                }
                 self.current(op)?.store_mut().fail_nth_op(nth);
                 Ok(Response::Done(op.into()))
             }
             Request::Input { now_ms, input } => {
+                check_ms(now_ms, "now_ms")?;
                 let effects = self
                     .current(op)?
                     .handle(now_ms, convert::input_from(&input));

@@ -124,6 +124,20 @@ fn a_malformed_or_out_of_order_line_is_an_error_line_with_its_path_and_exit_2() 
             "unknown field",
         ),
         (
+            &[HELLO, START, r#"{"op":"fail_store_op","nth":0}"#],
+            "nth",
+            "not in 1..=",
+        ),
+        (
+            &[
+                HELLO,
+                START,
+                r#"{"op":"input","now_ms":18446744073709551615,"input":{"type":"tick"}}"#,
+            ],
+            "now_ms",
+            "above the limit",
+        ),
+        (
             &[HELLO, START, r#"{"op":"restore","id":4}"#],
             "id",
             "no snapshot 4",
