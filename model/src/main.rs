@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use rebalance_model::checker::{self, CheckOptions, CheckReport, Strategy, Verdict};
+use rebalance_model::explorer::{self, ExplorerModel};
 use rebalance_model::{describe, preset, preset_names, Bug, BugSet, Config, RebalanceModel, Trace};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -73,6 +74,20 @@ enum Command {
     },
     /// List the presets with a one-line description.
     Configs,
+    /// Write a conformance suite: a few version 2 traces, with `expect` blocks from the model's
+    /// own states, that together reach every rule, every action kind (with and without a store
+    /// fault) and every SOME-* companion reachable on the configuration; print the count and
+    /// the coverage, naming what the configuration cannot reach. DIR gets one file per trace
+    /// and `suite.json` (what each trace covers). Exit 0, or 2 on bad usage, an unknown
+    /// configuration, or a DIR that holds anything but a suite.
+    Suite {
+        /// A preset name (see `configs`) or a path to a JSON configuration file.
+        #[arg(long)]
+        config: String,
+        /// The directory to write; created if missing, a previous suite in it replaced.
+        #[arg(long, value_name = "DIR")]
+        out: std::path::PathBuf,
+    },
     /// Replay a JSON trace (spec/trace-format.md): print every step with the messages the
     /// coordinator sent (as trace JSON) and check every `expect` block. Exit 0 when every
     /// expectation holds, 1 with a keyed diff when one does not, 2 on an invalid trace (a
@@ -142,15 +157,36 @@ fn main() -> ExitCode {
                 Ok(m) => m,
                 Err(e) => return usage(&e),
             };
+            // Stateright's server panics on an address it cannot bind; say why and exit 2.
+            if let Err(e) = std::net::TcpListener::bind(addr.as_str()) {
+                return usage(&format!("--addr {addr}: {e}"));
+            }
             eprintln!("Explorer on http://{addr}/");
             use stateright::Model;
-            model.checker().serve(addr.as_str());
+            ExplorerModel(model).checker().serve(addr.as_str());
             ExitCode::SUCCESS
         }
         Command::Replay {
             trace,
             write_resolved,
         } => replay(&trace, write_resolved.as_deref()),
+        Command::Suite { config, out } => {
+            let c = match load_config(&config) {
+                Ok(c) => c,
+                Err(e) => return usage(&e),
+            };
+            let suite = rebalance_model::check::suite::build(&config, &c);
+            if let Err(e) = suite.write(&out) {
+                return usage(&e);
+            }
+            print!("{}", suite.render());
+            eprintln!(
+                "wrote {} traces and suite.json to {}",
+                suite.traces.len(),
+                out.display()
+            );
+            ExitCode::SUCCESS
+        }
         Command::Bench {
             configs,
             threads,
@@ -331,10 +367,26 @@ fn print_text(model: &RebalanceModel, r: &CheckReport, config: &str, bugs: &[Bug
                     println!("      {}. {text}", i + 1);
                     state = model.step(&state, a).expect("recorded").0;
                 }
-                println!("      Explorer: /#/steps/{}", cx.encoded());
+                println!(
+                    "      Explorer: {} (serve it with: {})",
+                    explorer::address(EXPLORER_ADDR, &cx.indices),
+                    explore_command(config, bugs)
+                );
             }
         }
     }
+}
+
+/// Where `explore` listens by default, and so the address `check` prints.
+const EXPLORER_ADDR: &str = "127.0.0.1:3000";
+
+/// The command that serves the Explorer on the same model as a check.
+fn explore_command(config: &str, bugs: &[Bug]) -> String {
+    let mut cmd = format!("rebalance-model explore --config {config}");
+    for b in bugs {
+        cmd.push_str(&format!(" --bug {}", b.name()));
+    }
+    cmd
 }
 
 fn to_json(r: &CheckReport, config: &str, bugs: &[Bug]) -> String {
@@ -353,6 +405,7 @@ fn to_json(r: &CheckReport, config: &str, bugs: &[Bug]) -> String {
                     serde_json::json!({
                         "steps": cx.actions.len(),
                         "explorer_path": cx.encoded(),
+                        "explorer_url": explorer::address(EXPLORER_ADDR, &cx.indices),
                         "actions": cx.actions,
                     }),
                 ),

@@ -11,5 +11,6 @@ pub mod explorer;
 pub mod pattern;
 pub mod render;
 pub mod shortest;
+pub mod suite;
 pub mod trace;
 pub mod walk;
