@@ -12,6 +12,15 @@ const VARIANTS: &[(&str, usize)] = &[
     ("variant-reelect-on-reconcile.json", 5),
     // R16 gives recovery up after a failed read (D6).
     ("variant-startup-read-skips.json", 3),
+    // The deposed coordinator's finalize lands on the task node: the manager's store refuses
+    // a write of an older coordinator epoch (D7), so the stored cancel stays.
+    ("variant-unfenced-task-writes.json", 6),
+    // R16 restores both buckets as running, in slots (D1 tracks them).
+    ("variant-recovered-shows-rebalancing.json", 19),
+    // R16 under `recovery-order` with `hash-order-recovery`: b1 is admitted before b0, whose
+    // union waits in pending. Both switches act at this Recover; `hash-order-recovery` alone
+    // holds on every preset tried (spec/findings.md F11), so it has no trace of its own.
+    ("variant-hash-order-recovery.json", 7),
     // `startup-read-blocks` has no row: it acts by leaving out R23's retry, so its trace ends
     // where the model has nothing left to do, and the step on which the manager would retry (a
     // Tick) is not enabled in the variant's model (spec/findings.md F8).

@@ -61,6 +61,14 @@ pub enum Action {
     DeleteBucket { bucket: BucketId },
     /// R23.
     Tick,
+    /// Zombie coordinator (spec 9): the deposed incarnation processes the front of its own
+    /// event queue.
+    ZombieProcessEvent { event: Event },
+    /// Zombie coordinator: the deposed incarnation handles a response addressed to it (its
+    /// coordinator epoch), R12.
+    ZombieDeliverNliResponse { msg: NliResponse },
+    /// Zombie coordinator: a client's cancel reaches the deposed incarnation, R2.
+    ZombieCancel,
 }
 
 impl Action {
@@ -112,6 +120,9 @@ impl Action {
             Action::CrashCoordinator => ActionKind::CrashCoordinator,
             Action::DeleteBucket { .. } => ActionKind::DeleteBucket,
             Action::Tick => ActionKind::Tick,
+            Action::ZombieProcessEvent { .. } => ActionKind::ZombieProcessEvent,
+            Action::ZombieDeliverNliResponse { .. } => ActionKind::ZombieDeliverNliResponse,
+            Action::ZombieCancel => ActionKind::ZombieCancel,
         }
     }
 }
@@ -135,10 +146,13 @@ pub enum ActionKind {
     CrashCoordinator,
     DeleteBucket,
     Tick,
+    ZombieProcessEvent,
+    ZombieDeliverNliResponse,
+    ZombieCancel,
 }
 
 impl ActionKind {
-    pub const ALL: [ActionKind; 15] = [
+    pub const ALL: [ActionKind; 18] = [
         ActionKind::Register,
         ActionKind::Cancel,
         ActionKind::ProcessEvent,
@@ -154,11 +168,14 @@ impl ActionKind {
         ActionKind::CrashCoordinator,
         ActionKind::DeleteBucket,
         ActionKind::Tick,
+        ActionKind::ZombieProcessEvent,
+        ActionKind::ZombieDeliverNliResponse,
+        ActionKind::ZombieCancel,
     ];
 
     /// The trace format's `kind` tag (spec/trace-format.md, "Actions").
     pub fn name(self) -> &'static str {
-        const NAMES: [&str; 15] = [
+        const NAMES: [&str; 18] = [
             "register",
             "cancel",
             "process_event",
@@ -174,6 +191,9 @@ impl ActionKind {
             "crash_coordinator",
             "delete_bucket",
             "tick",
+            "zombie_process_event",
+            "zombie_deliver_nli_response",
+            "zombie_cancel",
         ];
         NAMES[self as usize]
     }

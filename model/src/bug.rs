@@ -39,10 +39,21 @@ pub enum Bug {
     /// Fluss as written (`[late]`): a failed read of the task at startup abandons recovery; the
     /// stored task is never recovered (spec 8, D6; H14).
     StartupReadSkips,
+    /// Fluss as written: writes of the task node are not conditional on the writer's
+    /// coordinator epoch, so a deposed coordinator's cancel or finalize lands (spec 8, D7; H21).
+    /// Bucket writes stay fenced, as in Fluss. Only a zombie coordinator can tell.
+    UnfencedTaskWrites,
+    /// Fluss as written (`[late]`): the next bucket to admit, and the order in which recovery
+    /// classifies the plan, is any pending bucket, not the plan's front (a hash map's iteration
+    /// order; spec 3.2 `pending`, R3, R16; H13).
+    HashOrderRecovery,
+    /// Fluss's later tests: a bucket restored by recovery shows REBALANCING and holds a normal
+    /// slot instead of D1's tracked TIMEOUT (spec 8, D1).
+    RecoveredShowsRebalancing,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 12] = [
+    pub const ALL: [Bug; 15] = [
         Bug::TimeoutCompletes,
         Bug::FinalNotPersisted,
         Bug::CancelBestEffort,
@@ -55,6 +66,9 @@ impl Bug {
         Bug::ReelectOnReconcile,
         Bug::StartupReadBlocks,
         Bug::StartupReadSkips,
+        Bug::UnfencedTaskWrites,
+        Bug::HashOrderRecovery,
+        Bug::RecoveredShowsRebalancing,
     ];
 
     pub fn name(self) -> &'static str {
@@ -71,6 +85,9 @@ impl Bug {
             Bug::ReelectOnReconcile => "reelect-on-reconcile",
             Bug::StartupReadBlocks => "startup-read-blocks",
             Bug::StartupReadSkips => "startup-read-skips",
+            Bug::UnfencedTaskWrites => "unfenced-task-writes",
+            Bug::HashOrderRecovery => "hash-order-recovery",
+            Bug::RecoveredShowsRebalancing => "recovered-shows-rebalancing",
         }
     }
 
@@ -88,6 +105,11 @@ impl Bug {
             Bug::FlussAtOrigin => "INV-CANCEL-NO-NEW-WORK",
             Bug::ReelectOnReconcile => "INV-EPOCH-ONLY-ON-CHANGE",
             Bug::StartupReadBlocks | Bug::StartupReadSkips => "LIVE-QUIESCENT",
+            Bug::UnfencedTaskWrites => "INV-CANCEL-PERSISTED-FIRST",
+            // Holds alone under D1's classify-first recovery (findings F11); with
+            // `recovery-order` it halves H13's counterexample.
+            Bug::HashOrderRecovery => "INV-NO-STRAY-UNION",
+            Bug::RecoveredShowsRebalancing => "INV-SLOT",
         }
     }
 }

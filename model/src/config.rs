@@ -18,6 +18,14 @@ pub struct Budgets {
     pub message_loss: u8,
     pub message_duplication: u8,
     pub bucket_deletion: u8,
+    /// Steps a deposed coordinator may still take after R17 started a new incarnation (the
+    /// zombie coordinator, spec 9). Absent from a file means 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub zombie_steps: u8,
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
 }
 
 /// The initial state of one bucket.

@@ -107,6 +107,7 @@ impl RebalanceModel {
             network: Network::new(),
             budgets: cfg.budgets,
             ghost: Ghost::default(),
+            zombie: None,
         }
     }
 
@@ -296,6 +297,9 @@ impl RebalanceModel {
                 st.s.store.buckets.deleted[*bucket as usize] = true;
                 st.s.coordinator.cache.deleted[*bucket as usize] = true;
             }
+            Action::ZombieProcessEvent { .. }
+            | Action::ZombieDeliverNliResponse { .. }
+            | Action::ZombieCancel => return st.zombie_step(pre, action),
             Action::Tick => {
                 let c = &pre.coordinator;
                 if c.attempts.is_empty() && !c.finalize_pending && !c.recovery_pending {
@@ -458,6 +462,9 @@ impl RebalanceModel {
         if !c.attempts.is_empty() || c.finalize_pending || c.recovery_pending {
             push(Action::Tick, out);
         }
+        if state.zombie.is_some() {
+            crate::coordinator::zombie_candidates(state, out);
+        }
     }
 
     /// Every enabled action, in the order of [`RebalanceModel::candidate_actions`].
@@ -514,6 +521,7 @@ fn differs_ignoring_last(a: &SystemState, b: &SystemState) -> bool {
         network,
         budgets,
         ghost,
+        zombie,
     } = a;
     let Ghost {
         restored,
@@ -531,6 +539,7 @@ fn differs_ignoring_last(a: &SystemState, b: &SystemState) -> bool {
         || *final_recovered != b.ghost.final_recovered
         || *drained_after_cancel != b.ghost.drained_after_cancel
         || *violations != b.ghost.violations
+        || *zombie != b.zombie
 }
 
 /// The Stateright `Model`: the checker, the Explorer and our own searches all step the protocol

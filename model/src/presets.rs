@@ -212,7 +212,17 @@ const PRESETS: &[Preset] = &[
             message_loss: 1,
             message_duplication: 1,
             bucket_deletion: 1,
+            zombie_steps: 0,
         };
+        c
+    }),
+    ("ci-zombie", || {
+        let mut c = one_leader_only(
+            "one leader-only bucket; a coordinator crash after which the deposed one takes a step, a cancel",
+        );
+        c.budgets.coordinator_crash = 1;
+        c.budgets.cancel = 1;
+        c.budgets.zombie_steps = 1;
         c
     }),
 ];

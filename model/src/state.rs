@@ -185,6 +185,10 @@ pub struct SystemState {
     pub network: Network,
     pub budgets: Budgets,
     pub ghost: Ghost,
+    /// The deposed incarnation, kept by R17 only while the `zombie_steps` budget lasts (spec 9,
+    /// zombie coordinator). Boxed, so the field costs one word in every other state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zombie: Option<Box<Coordinator>>,
 }
 
 /// Hashes the derived field encodings through one buffer: the checker fingerprints every
@@ -204,6 +208,9 @@ impl Hash for SystemState {
         self.network.hash(&mut sink);
         self.budgets.hash(&mut sink);
         self.ghost.hash(&mut sink);
+        if let Some(z) = &self.zombie {
+            z.hash(&mut sink);
+        }
         sink.flush();
     }
 }

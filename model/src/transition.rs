@@ -59,7 +59,10 @@ pub fn record(
         let Some(after) = c.status_of(b) else {
             continue;
         };
-        let admitted = c.is_running(b) && (fresh_plan || pc.attempt(b).is_none());
+        // A bucket that recovery restored is not admitted, even when it runs at once (only
+        // under `recovered-shows-rebalancing`; D1 restores it as tracked, never running).
+        let restored_now = fresh_plan && post.ghost.restored.contains(b);
+        let admitted = c.is_running(b) && (fresh_plan || pc.attempt(b).is_none()) && !restored_now;
         if admitted {
             seen.admissions.push(b);
             if c.tracked_count() >= model.config.max_tracked_timed_out as usize {

@@ -144,3 +144,149 @@ fn startup_read_blocks_leaves_recovery_pending_forever() {
 fn startup_read_skips_abandons_the_stored_task() {
     startup_read(Bug::StartupReadSkips, "variant-startup-read-skips.json");
 }
+
+fn shortest_trace(
+    bugs: &[Bug],
+    preset_name: &str,
+    property: &'static str,
+    len: usize,
+    trace: &str,
+) -> Trace {
+    let model = RebalanceModel::new(preset(preset_name).unwrap(), BugSet::of(bugs));
+    let found = first_discoveries(&model, &[property]);
+    assert_eq!(found.len(), 1, "{bugs:?} break {property} on {preset_name}");
+    assert_eq!(found[0].actions.len(), len, "shortest counterexample");
+    let path = format!("{}/traces/{trace}", env!("CARGO_MANIFEST_DIR"));
+    let trace = Trace::read(&path).unwrap();
+    assert_eq!(
+        trace.steps, found[0].actions,
+        "the kept trace is that counterexample"
+    );
+    let last = trace
+        .replay()
+        .expect("every step enabled")
+        .states
+        .pop()
+        .unwrap();
+    let p = stateright::Model::property(&model, property);
+    assert!(
+        !(p.condition)(&model, &last),
+        "the last state violates {property}"
+    );
+    trace
+}
+
+#[test]
+fn unfenced_task_writes_let_a_deposed_coordinator_overwrite_a_stored_cancel() {
+    let trace = shortest_trace(
+        &[Bug::UnfencedTaskWrites],
+        "ci-zombie",
+        "INV-CANCEL-PERSISTED-FIRST",
+        6,
+        "variant-unfenced-task-writes.json",
+    );
+    assert!(matches!(
+        trace.steps.last(),
+        Some(Action::ZombieDeliverNliResponse { .. })
+    ));
+    let last = trace.replay().unwrap().states.pop().unwrap();
+    let task = last.store.task.unwrap();
+    assert!(
+        last.coordinator.cancel_requested,
+        "the new incarnation canceled"
+    );
+    assert!(
+        !task.cancel_requested,
+        "the deposed one's finalize erased the flag"
+    );
+    assert!(task.status.is_final());
+    // D7: the same steps with fenced writes; the deposed incarnation's finalize is refused.
+    let spec = RebalanceModel::new(trace.config.clone(), BugSet::none());
+    let mut state = spec.init_state();
+    for a in &trace.steps {
+        state = spec.step(&state, a).expect("enabled under D7 too").0;
+    }
+    let task = state.store.task.unwrap();
+    assert!(
+        task.cancel_requested && !task.status.is_final(),
+        "D7 keeps the cancel"
+    );
+}
+
+#[test]
+fn without_a_zombie_budget_the_deposed_coordinator_is_fail_stop() {
+    let mut config = preset("ci-zombie").unwrap();
+    config.budgets.zombie_steps = 0;
+    let model = RebalanceModel::new(config, BugSet::of(&[Bug::UnfencedTaskWrites]));
+    let mut state = model.init_state();
+    state = model.step(&state, &Action::CrashCoordinator).unwrap().0;
+    assert!(
+        state.zombie.is_none(),
+        "R17 keeps no snapshot without the budget"
+    );
+    let found = first_discoveries(&model, &["INV-CANCEL-PERSISTED-FIRST"]);
+    assert!(
+        found.is_empty(),
+        "unfenced task writes need a zombie to matter"
+    );
+}
+
+#[test]
+fn recovered_shows_rebalancing_runs_more_buckets_than_slots() {
+    let trace = shortest_trace(
+        &[Bug::RecoveredShowsRebalancing],
+        "ci-two-buckets",
+        "INV-SLOT",
+        19,
+        "variant-recovered-shows-rebalancing.json",
+    );
+    // D1: the same steps restore both buckets as tracked, neither in a slot.
+    let spec = RebalanceModel::new(trace.config.clone(), BugSet::none());
+    let mut state = spec.init_state();
+    for a in &trace.steps {
+        state = spec.step(&state, a).expect("enabled under D1 too").0;
+    }
+    assert_eq!(state.coordinator.running_count(), 0);
+    assert_eq!(state.coordinator.tracked_count(), 2);
+    assert_eq!(state.coordinator.status_of(0), Some(BucketStatus::Timeout));
+}
+
+#[test]
+fn hash_order_recovery_halves_the_late_recovery_counterexample() {
+    shortest_trace(
+        &[Bug::RecoveryOrder, Bug::HashOrderRecovery],
+        "ci-two-buckets",
+        "INV-NO-STRAY-UNION",
+        7,
+        "variant-hash-order-recovery.json",
+    );
+    // In plan order, `[late]` recovery needs twice the steps to strand a union.
+    let late = RebalanceModel::new(
+        preset("ci-two-buckets").unwrap(),
+        BugSet::of(&[Bug::RecoveryOrder]),
+    );
+    let found = first_discoveries(&late, &["INV-NO-STRAY-UNION"]);
+    assert_eq!(found[0].actions.len(), 14);
+}
+
+#[test]
+fn hash_order_recovery_alone_holds_on_ci_two_buckets() {
+    use rebalance_model::checker::{check, CheckOptions, Strategy, Verdict};
+    let model = RebalanceModel::new(
+        preset("ci-two-buckets").unwrap(),
+        BugSet::of(&[Bug::HashOrderRecovery]),
+    );
+    let r = check(
+        &model,
+        &CheckOptions {
+            strategy: Strategy::Dfs,
+            threads: 1,
+            shortest: false,
+            progress: None,
+        },
+    );
+    assert_eq!(r.unique_states, 97_589);
+    for (p, v) in &r.verdicts {
+        assert!(!matches!(v, Verdict::Violated(_)), "{p}: {v:?}");
+    }
+}

@@ -72,6 +72,12 @@ pub fn action(a: &Action) -> String {
         Action::CrashCoordinator => "coordinator: crashes and restarts".into(),
         Action::DeleteBucket { bucket } => format!("admin: deletes b{bucket}"),
         Action::Tick => "clock: tick".into(),
+        Action::ZombieProcessEvent { event: e } => format!("deposed coordinator: {}", event(e)),
+        Action::ZombieDeliverNliResponse { msg } => format!(
+            "deposed coordinator: handles {}",
+            message(&Message::NliResponse(*msg))
+        ),
+        Action::ZombieCancel => "client: Cancel to the deposed coordinator".into(),
     }
 }
 

@@ -169,6 +169,10 @@ pub fn exhausted_budgets(state: &SystemState, action: &Action) -> Vec<&'static s
         Action::CrashServer { .. } => vec![("server_crash", b.server_crash)],
         Action::CrashCoordinator => vec![("coordinator_crash", b.coordinator_crash)],
         Action::DeleteBucket { .. } => vec![("bucket_deletion", b.bucket_deletion)],
+        Action::ZombieCancel => vec![("cancel", b.cancel), ("zombie_steps", b.zombie_steps)],
+        Action::ZombieProcessEvent { .. } | Action::ZombieDeliverNliResponse { .. } => {
+            vec![("zombie_steps", b.zombie_steps)]
+        }
         _ => Vec::new(),
     };
     if action.fail_store_op().is_some() {
@@ -346,6 +350,9 @@ const KINDS: &[&str] = &[
     "crash_coordinator",
     "delete_bucket",
     "tick",
+    "zombie_process_event",
+    "zombie_deliver_nli_response",
+    "zombie_cancel",
 ];
 
 const EVENT: &[(&str, Shape)] = &[
@@ -362,7 +369,7 @@ const FAIL: Shape = Shape::Positive(255);
 fn delivered(kind: &str) -> Option<&'static [(&'static str, Shape)]> {
     match kind {
         "deliver_nli" => Some(pattern::NLI),
-        "deliver_nli_response" => Some(pattern::NLI_RESPONSE),
+        "deliver_nli_response" | "zombie_deliver_nli_response" => Some(pattern::NLI_RESPONSE),
         "deliver_adjust_isr" => Some(pattern::ADJUST_ISR),
         "deliver_adjust_isr_response" => Some(pattern::ADJUST_ISR_RESPONSE),
         _ => None,
@@ -607,7 +614,7 @@ fn parse_step(v: &Value, path: &str, version: u64, limits: Limits) -> Result<Ste
         pat.insert("msg".into(), checked);
     } else {
         let fields: &[(&str, Shape)] = match kind {
-            "process_event" => &[("event", Shape::Object(EVENT))],
+            "process_event" | "zombie_process_event" => &[("event", Shape::Object(EVENT))],
             "propose_isr" => &[("server", Shape::Server), ("bucket", Shape::Bucket)],
             "crash_server" | "restart_server" => &[("server", Shape::Server)],
             "delete_bucket" => &[("bucket", Shape::Bucket)],

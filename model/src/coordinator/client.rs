@@ -16,7 +16,7 @@ impl Step<'_> {
             return Ok(());
         }
         let id = self.s.store.task.as_ref().map_or(0, |t| t.id) + 1;
-        if self.store_op().is_err() {
+        if self.store_op().and_then(|()| self.fence(true)).is_err() {
             self.out.reply = Some(ClientReply::Register(RegisterReply::StoreError));
             return Ok(());
         }
@@ -72,8 +72,9 @@ impl Step<'_> {
             self.out.reply = Some(ClientReply::Cancel(CancelReply::Accepted));
             return Ok(());
         }
-        // Persist the intent first.
-        if self.store_op().is_err() {
+        // Persist the intent first (D7: a deposed incarnation's write is refused like a failed
+        // one, unless `unfenced-task-writes`).
+        if self.store_op().and_then(|()| self.fence(true)).is_err() {
             if !self.bug(Bug::CancelBestEffort) {
                 self.out.reply = Some(ClientReply::Cancel(CancelReply::StoreError));
                 self.s.ghost.last.cancel_store_failure = true;

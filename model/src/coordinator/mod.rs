@@ -7,6 +7,8 @@ mod recovery;
 mod responses;
 pub use responses::adjust_isr_accepted as responses_accepted;
 mod timers;
+mod zombie;
+pub use zombie::zombie_candidates;
 
 use crate::action::StepOutput;
 use crate::bug::{Bug, BugSet};
@@ -66,6 +68,20 @@ impl<'a> Step<'a> {
             Err(Abort)
         } else {
             Ok(())
+        }
+    }
+
+    /// D7: a store write is conditional on the writer's coordinator epoch being the store's
+    /// current one. Only a deposed incarnation (a zombie, spec 9) writes with another epoch, so
+    /// for the current coordinator this never fails. `task_node` writes are not fenced under
+    /// `unfenced-task-writes` (H21), as in Fluss.
+    pub fn fence(&self, task_node: bool) -> Flow {
+        if self.s.coordinator.ce == self.s.store.coordinator_epoch
+            || (task_node && self.bug(Bug::UnfencedTaskWrites))
+        {
+            Ok(())
+        } else {
+            Err(Abort)
         }
     }
 
@@ -195,6 +211,7 @@ impl<'a> Step<'a> {
         if failable {
             self.store_op()?;
         }
+        self.fence(false)?;
         let old = self.lai(b);
         if assignment == *self.assignment(b) && leader == old.leader && isr == old.isr {
             self.s.ghost.violations.epoch_without_change = true;

@@ -3,8 +3,9 @@
 
 use super::{Flow, Rule, Step};
 use crate::bug::Bug;
+use crate::inline::InlineVec;
 use crate::state::{Attempt, Coordinator, Event};
-use crate::types::{BucketId, BucketStatus, Key, OverallStatus, ServerId, ServerSet};
+use crate::types::{BucketId, BucketStatus, Key, OverallStatus, ServerId, ServerSet, MAX_BUCKETS};
 
 impl Step<'_> {
     /// R17: every volatile field is lost; the new incarnation bumps the coordinator epoch
@@ -15,7 +16,10 @@ impl Step<'_> {
         let ce = self.s.store.coordinator_epoch;
         let live = self.s.live();
         let cache = self.s.store.buckets;
-        self.s.coordinator = Coordinator::fresh(ce, live, cache);
+        let old = std::mem::replace(&mut self.s.coordinator, Coordinator::fresh(ce, live, cache));
+        // Zombie coordinator (spec 9): the deposed incarnation is kept only while it has steps
+        // left to take; otherwise it is fail-stop, as R17 says.
+        self.s.zombie = (self.s.budgets.zombie_steps > 0).then(|| Box::new(old));
         self.s.coordinator.recovery_pending = true;
         self.s.coordinator.recovery_queued = true;
         self.enqueue(Event::Recover);
@@ -53,8 +57,15 @@ impl Step<'_> {
             return Ok(());
         }
         // Classify every bucket first, in plan order (the [final*] fix of H13, spec section 12).
+        // Under `hash-order-recovery` in reverse plan order: another order than R1's, as a
+        // hash map's iteration order can be.
         self.s.coordinator.status.clear();
-        for e in &task.plan {
+        let mut order = task.plan;
+        if self.bug(Bug::HashOrderRecovery) {
+            order.reverse();
+        }
+        let mut restored_running = InlineVec::<BucketId, MAX_BUCKETS>::new();
+        for e in &order {
             let b = e.bucket;
             let late = self.bug(Bug::RecoveryOrder);
             if self.deleted(b) && !late {
@@ -69,12 +80,32 @@ impl Step<'_> {
                 }
             } else {
                 self.restore_tracked(b, task.id);
+                if self.bug(Bug::RecoveredShowsRebalancing) {
+                    restored_running.push(b);
+                }
             }
         }
         let c = &mut self.s.coordinator;
         c.overall = Some(OverallStatus::Rebalancing);
         c.recovery_pending = false;
-        if c.any_in_progress() {
+        // `recovered-shows-rebalancing`: each restored bucket runs in a normal slot, executed
+        // as at admission, instead of D1's tracked TIMEOUT with an immediate reconcile.
+        for &b in restored_running.iter() {
+            let key = self.key_of(b).expect("restored attempt");
+            self.s.coordinator.queued_reconciles.retain(|k| *k != key);
+            self.s
+                .coordinator
+                .events
+                .retain(|e| *e != Event::Reconcile { key });
+            self.out.enqueued.retain(|e| *e != Event::Reconcile { key });
+            self.s.coordinator.set_status(b, BucketStatus::Rebalancing);
+        }
+        for &b in restored_running.iter() {
+            if self.key_of(b).is_some() {
+                self.execute(b)?;
+            }
+        }
+        if self.s.coordinator.any_in_progress() {
             self.admit()
         } else {
             self.finalize()

@@ -109,7 +109,7 @@ impl Step<'_> {
         } else {
             TaskStatus::Completed
         };
-        let write = self.store_op();
+        let write = self.store_op().and_then(|()| self.fence(true));
         if write.is_err() && !self.bug(Bug::FinalNotPersisted) {
             // R8: overall stays REBALANCING; R23 retries while finalize_pending.
             return write;
