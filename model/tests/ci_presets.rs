@@ -70,6 +70,7 @@ fn every_fault_kind_has_a_budget_in_some_ci_preset() {
         total.message_loss += b.message_loss;
         total.message_duplication += b.message_duplication;
         total.bucket_deletion += b.bucket_deletion;
+        total.zombie_steps += b.zombie_steps;
         total.register = total.register.max(b.register);
     }
     for (kind, n) in [
@@ -80,6 +81,7 @@ fn every_fault_kind_has_a_budget_in_some_ci_preset() {
         ("message_loss", total.message_loss),
         ("message_duplication", total.message_duplication),
         ("bucket_deletion", total.bucket_deletion),
+        ("zombie_steps", total.zombie_steps),
     ] {
         assert!(n >= 1, "no ci preset has a {kind} budget");
     }
