@@ -1,6 +1,6 @@
 //! Out-of-process conformance (`spec/driver-protocol.md`): the reference implementation under
 //! test, `rebalance-manager-stdio`, gets the same verdicts as the manager in process on the
-//! shipped traces, on a CI preset's every edge and on the bug switches' counterexamples; a
+//! shipped traces and suites (their `expect` blocks included), on a CI preset's every edge and on the bug switches' counterexamples; a
 //! malformed, crashing or hanging implementation is a clear error naming the step and the line.
 //!
 //! The stdio binary is found next to this test's target directory (`cargo test --workspace`
@@ -61,13 +61,33 @@ fn here(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
 }
 
-fn shipped_traces() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(here("traces"))
-        .expect("conformance/traces")
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
+    files
+}
+
+/// `conformance/traces/*.json` and every trace of the shipped suites,
+/// `conformance/suite/<preset>/*.json` (not the manifests, `suite.json`).
+fn shipped_traces() -> Vec<PathBuf> {
+    let mut files = json_files(&here("traces"));
+    let mut presets: Vec<PathBuf> = std::fs::read_dir(here("suite"))
+        .expect("conformance/suite")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir())
+        .collect();
+    presets.sort();
+    for preset in presets {
+        files.extend(
+            json_files(&preset)
+                .into_iter()
+                .filter(|p| p.file_name().is_some_and(|n| n != "suite.json")),
+        );
+    }
     files
 }
 
@@ -83,9 +103,9 @@ fn first_lines(n: usize) -> String {
 const LONG: Duration = Duration::from_secs(30);
 
 #[test]
-fn shipped_traces_agree_through_the_stdio_manager_as_in_process() {
+fn shipped_traces_and_suites_agree_through_the_stdio_manager_as_in_process() {
     let files = shipped_traces();
-    assert!(files.len() >= 4, "{files:?}");
+    assert!(files.len() >= 4 + 72, "{} traces", files.len());
     for file in files {
         let trace = Trace::read(&file).expect("a valid trace");
         let here = replay(&trace).expect("in process, the shipped traces agree");
