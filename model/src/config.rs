@@ -86,6 +86,10 @@ pub struct Config {
     /// failed response in flight.
     #[serde(default, skip_serializing_if = "is_false")]
     pub collect_dead_messages: bool,
+    /// With `collect_dead_messages`, also remove an Nli as soon as a newer Nli to the same
+    /// server and bucket is in flight (spec 9, "superseded requests").
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub collect_superseded_nli: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -175,6 +179,12 @@ impl Config {
             return Err(ConfigError::invalid(
                 "replication_factor",
                 format!("must be in 1..={} (the number of servers)", self.servers),
+            ));
+        }
+        if self.collect_superseded_nli && !self.collect_dead_messages {
+            return Err(ConfigError::invalid(
+                "collect_superseded_nli",
+                "needs collect_dead_messages (a superseded Nli is one kind of dead message)",
             ));
         }
         if self.buckets.is_empty() {

@@ -71,12 +71,33 @@ pub fn adjust_isr_response_dead(s: &SystemState, m: &AdjustIsrResponse) -> bool 
         .is_some_and(|v| v.leader_epoch > lai.leader_epoch || v.bucket_epoch >= lai.bucket_epoch)
 }
 
+/// Whether `newer` will make `older` dead once delivered: both are Nli to the same server and
+/// bucket, and `newer` comes from a newer coordinator epoch, or from the same one with a higher
+/// leader or bucket epoch (the test of [`nli_dead`] against the view `newer` installs).
+fn supersedes(newer: &Nli, older: &Nli) -> bool {
+    newer.to == older.to
+        && newer.bucket == older.bucket
+        && (newer.coordinator_epoch > older.coordinator_epoch
+            || newer.coordinator_epoch == older.coordinator_epoch
+                && (older.bucket_epoch < newer.bucket_epoch
+                    || older.leader_epoch < newer.leader_epoch))
+}
+
+/// Whether a newer Nli to the same server and bucket is in flight (spec 9, "superseded
+/// requests"). Delivering such an Nli first can only install a view older than the
+/// coordinator's cache, whose AdjustIsr R18 refuses and whose response R12 ignores.
+pub fn nli_superseded(s: &SystemState, m: &Nli) -> bool {
+    s.network
+        .iter()
+        .any(|o| matches!(o, Message::Nli(newer) if supersedes(newer, m)))
+}
+
 /// Removes every dead server-bound message from the network (spec 9, "dead messages"):
 /// delivering one would change nothing but the network, so removing it at once merges states
-/// that differ only by when it is delivered.
-pub fn collect_dead_server_messages(s: &mut SystemState) {
+/// that differ only by when it is delivered. With `superseded`, superseded Nli go too.
+pub fn collect_dead_server_messages(s: &mut SystemState, superseded: bool) {
     let dead = |s: &SystemState, m: &Message| match m {
-        Message::Nli(n) => nli_dead(s, n),
+        Message::Nli(n) => nli_dead(s, n) || superseded && nli_superseded(s, n),
         Message::AdjustIsrResponse(r) => adjust_isr_response_dead(s, r),
         _ => false,
     };

@@ -166,7 +166,7 @@ impl RebalanceModel {
             step.s.budgets.store_failure -= 1;
         }
         if self.collects_dead_messages() {
-            environment::collect_dead_server_messages(step.s);
+            environment::collect_dead_server_messages(step.s, self.config.collect_superseded_nli);
             step.deliver_dead_responses();
         }
         let out = std::mem::take(&mut step.out);

@@ -27,6 +27,7 @@ fn base(description: &str, servers: u8, rf: u8) -> Config {
         max_network: None,
         failed_responses_in_flight: false,
         collect_dead_messages: false,
+        collect_superseded_nli: false,
     }
 }
 
@@ -71,14 +72,15 @@ fn one_leader_only(description: &str) -> Config {
 }
 
 /// One move bucket, RF 2 on 3 servers: [0, 1] -> [1, 2] (union [1, 2, 0]); the new leader 1 is
-/// already a replica, 2 joins, 0 leaves. Dead messages are collected (spec 9): with two replicas
-/// every send reaches three servers, and without it the interleavings of ignored deliveries
-/// alone make the graph too large for CI.
+/// already a replica, 2 joins, 0 leaves. Dead and superseded messages are collected (spec 9):
+/// with two replicas every send reaches three servers, and without it the interleavings of
+/// ignored deliveries alone make the graph too large for CI.
 fn rf2_move(description: &str) -> Config {
     let mut c = base(description, 3, 2);
     c.buckets = vec![bucket(&[0, 1])];
     c.plan = vec![target(0, &[1, 2])];
     c.collect_dead_messages = true;
+    c.collect_superseded_nli = true;
     fast(c)
 }
 
@@ -89,6 +91,7 @@ fn rf3_overlap(description: &str) -> Config {
     c.buckets = vec![bucket(&[0, 1, 2])];
     c.plan = vec![target(0, &[1, 2, 3])];
     c.collect_dead_messages = true;
+    c.collect_superseded_nli = true;
     fast(c)
 }
 

@@ -1,0 +1,69 @@
+//! The superseded-request reduction (spec 9, "superseded requests") changes no verdict: every
+//! preset that sets `collect_superseded_nli` is checked with and without it, for the protocol
+//! and for every bug switch, and each property's verdict (holds, violated, example found, no
+//! example) must be the same. The reduction only removes behaviours, so it can only make a
+//! violation disappear; this is the test that none does on the presets that use it.
+//!
+//! CI runs the smaller presets; `SUPERSEDED_PRESETS=all` runs every preset that sets the
+//! switch (scripts/scheduled-checks.sh does).
+
+use rebalance_model::bug::Bug;
+use rebalance_model::checker::{check, CheckOptions, Strategy, Verdict};
+use rebalance_model::presets::ci_preset_names;
+use rebalance_model::{preset, BugSet, Config, RebalanceModel};
+
+/// The verdict's kind, without its counterexample or example length (those may differ: the
+/// reduction can make a shortest path shorter by removing a delivery it needed).
+fn kind(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Holds => "holds",
+        Verdict::Violated(_) => "violated",
+        Verdict::ExampleFound(_) => "example found",
+        Verdict::NoExample => "no example",
+        Verdict::NotApplicable(_) => "n/a",
+    }
+}
+
+fn verdicts(config: Config, bugs: BugSet) -> Vec<(&'static str, &'static str)> {
+    let model = RebalanceModel::new(config, bugs);
+    let report = check(
+        &model,
+        &CheckOptions {
+            strategy: Strategy::Dfs,
+            threads: 2,
+            shortest: false,
+            progress: None,
+        },
+    );
+    report.verdicts.iter().map(|(p, v)| (*p, kind(v))).collect()
+}
+
+#[test]
+fn superseded_nli_collection_changes_no_verdict() {
+    let all = std::env::var("SUPERSEDED_PRESETS").is_ok_and(|v| v == "all");
+    let small = ["ci-rf3-loss", "ci-recovery-store"];
+    let mut checked = 0;
+    let mut differences = Vec::new();
+    for name in ci_preset_names() {
+        let reduced = preset(name).expect("preset");
+        if !reduced.collect_superseded_nli || !(all || small.contains(&name)) {
+            continue;
+        }
+        let mut full = reduced.clone();
+        full.collect_superseded_nli = false;
+        let switches = std::iter::once(None).chain(Bug::ALL.into_iter().map(Some));
+        for bug in switches {
+            let bugs = bug.map_or(BugSet::none(), |b| BugSet::of(&[b]));
+            let with = verdicts(reduced.clone(), bugs);
+            let without = verdicts(full.clone(), bugs);
+            if with != without {
+                differences.push(format!(
+                    "{name} {bug:?}:\n  with    {with:?}\n  without {without:?}"
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2 * (1 + Bug::ALL.len()), "only {checked} runs");
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
