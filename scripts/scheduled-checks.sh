@@ -15,7 +15,11 @@ with every property holding. Prints one summary line per configuration:
   CONFIG  check: STATES states, SECONDS s, PEAK KB (holds | VIOLATED | timed out)
           conformance: EDGES edges agree (SECONDS s) | DIVERGENCE | skipped
 
-Exit code: 0 when every finished check holds and every walk agrees, 1 otherwise. A check that
+Then regenerates every shipped suite under conformance/suite/ and diffs it, and compares the
+verdicts with and without the superseded-request reduction on every preset that sets it.
+
+Exit code: 0 when every finished check holds, every walk agrees, the suites regenerate unchanged
+and the verdicts agree; 1 otherwise. A check that
 hits the time limit is reported, not counted as a failure (the configuration is too large for
 the limit). Takes hours with the defaults on 2 cores; run one at a time on a quiet machine.
 TEXT
@@ -91,4 +95,24 @@ for c in "${configs[@]}"; do
         fi
     fi
 done
+
+# The shipped suites regenerate to the same files (CI regenerates only the smaller ones).
+for dir in conformance/suite/*/; do
+    preset=$(basename "$dir")
+    "$model" suite --config "$preset" --out "$dir" >/dev/null
+done
+if git diff --quiet -- conformance/suite; then
+    echo "suites: every shipped suite regenerates unchanged"
+else
+    echo "suites: REGENERATED DIFFERENTLY (git diff -- conformance/suite)"
+    status=1
+fi
+
+# The superseded-request reduction changes no verdict on any preset that uses it.
+if SUPERSEDED_PRESETS=all cargo test --release -q -p rebalance-model --test superseded >/dev/null 2>&1; then
+    echo "superseded: same verdicts with and without, on every preset that sets it"
+else
+    echo "superseded: VERDICTS DIFFER (SUPERSEDED_PRESETS=all cargo test --release -p rebalance-model --test superseded)"
+    status=1
+fi
 exit $status

@@ -25,11 +25,22 @@ const SHIPPED: &[&str] = &[
 
 /// Goals no shipped preset reaches, each with why. A goal that a suite starts to cover must
 /// leave this list (the test checks both ways).
-const NOT_ON_SHIPPED_PRESETS: &[(&str, &str)] = &[(
-    "R14.1b",
-    "the reconcile case of a target that stayed unavailable past its timeout; no CI preset \
+const NOT_ON_SHIPPED_PRESETS: &[(&str, &str)] = &[
+    (
+        "R14.1b",
+        "the reconcile case of a target that stayed unavailable past its timeout; no CI preset \
          reaches it",
-)];
+    ),
+    ("zombie_process_event", ZOMBIE),
+    ("zombie_deliver_nli_response", ZOMBIE),
+    ("zombie_cancel", ZOMBIE),
+];
+
+/// Why no suite carries the deposed coordinator's steps: an implementation under test runs one
+/// incarnation, so for it these are environment steps whose replies it never sees, and a suite's
+/// expectations on them could not be checked. `ci-zombie`'s exhaustive conformance walk covers
+/// them instead (the manager's state and store must not change).
+const ZOMBIE: &str = "a deposed coordinator's step: no implementation under test runs it";
 
 fn dir(preset: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -168,19 +179,11 @@ fn regenerated_equals_shipped(preset_name: &str) {
     }
 }
 
-/// The three smallest shipped presets, regenerated in about two seconds (release).
+/// The smaller shipped presets, regenerated in a few seconds (release). The larger ones are
+/// regenerated and diffed by `scripts/scheduled-checks.sh`.
 #[test]
 fn regenerating_a_suite_gives_the_same_files() {
     for p in ["ci-store", "ci-leader", "ci-two-buckets"] {
-        regenerated_equals_shipped(p);
-    }
-}
-
-/// Every shipped suite regenerated (about 30 s in release on 2 cores).
-#[test]
-#[ignore = "about 30 s; run with `cargo test --release -p rebalance-conformance --test suite -- --ignored`"]
-fn regenerating_every_suite_gives_the_same_files() {
-    for p in SHIPPED {
         regenerated_equals_shipped(p);
     }
 }

@@ -137,11 +137,14 @@ impl RebalanceModel {
 
     /// Whether steps collect dead messages (spec 9): the configuration asks for it, failed
     /// responses are not in flight (delivering a dead Nli would put one there), and R12 fences
-    /// (under `no-request-fencing` a stale response is not dead).
+    /// (under `no-request-fencing` a stale response is not dead), and no deposed coordinator
+    /// can act (a response from its coordinator epoch is stale for the new incarnation but
+    /// current for the old one).
     pub fn collects_dead_messages(&self) -> bool {
         self.config.collect_dead_messages
             && !self.config.failed_responses_in_flight
             && !self.bugs.has(crate::bug::Bug::NoRequestFencing)
+            && self.config.budgets.zombie_steps == 0
     }
 
     /// Runs one action. `None` means the action is not enabled in `state`.
