@@ -514,7 +514,15 @@ fn main() -> ExitCode {
     let store = m.store();
     let secs = wall.as_secs_f64();
     let c = m.counts();
-    println!("status            {:?}", m.overall());
+    // The spec's names (spec 3.2), as the task node stores them.
+    let status = match m.overall() {
+        None => "none (no rebalance registered)",
+        Some(OverallStatus::Rebalancing) => "REBALANCING",
+        Some(OverallStatus::Completed) => "COMPLETED",
+        Some(OverallStatus::Failed) => "FAILED",
+        Some(OverallStatus::Canceled) => "CANCELED",
+    };
+    println!("status            {status}");
     println!(
         "buckets           {} completed, {} failed, {} canceled",
         c.completed, c.failed, c.canceled
