@@ -32,11 +32,11 @@ impl AgeCaps {
 
 /// A manager timestamp as the model's age in ticks, saturated one above `cap` as the model
 /// saturates it.
-fn ticks_since(now: u64, then: u64, cap: u64) -> u64 {
+pub(crate) fn ticks_since(now: u64, then: u64, cap: u64) -> u64 {
     (now.saturating_sub(then) / TICK_MS).min(cap + 1)
 }
 
-fn servers(list: &[mgr::ServerId]) -> Servers {
+pub(crate) fn servers(list: &[mgr::ServerId]) -> Servers {
     Servers::of(list.iter().copied())
 }
 

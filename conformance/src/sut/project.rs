@@ -8,21 +8,12 @@ use std::collections::VecDeque;
 use rebalance_manager as mgr;
 use rebalance_manager_stdio::wire;
 
-use crate::projection::manager::AgeCaps;
+use crate::projection::manager::{servers, ticks_since, AgeCaps};
 use crate::projection::{
     self, Attempt, BucketId, BucketStatus, Flags, Key, Lai, OverallStatus, PlanEntry, ServerSet,
-    Servers, Task, TaskStatus,
+    Task, TaskStatus,
 };
 use crate::translate::TICK_MS;
-
-/// A timestamp as the model's age in ticks, saturated one above `cap` (spec 9).
-fn ticks_since(now: u64, then: u64, cap: u64) -> u64 {
-    (now.saturating_sub(then) / TICK_MS).min(cap + 1)
-}
-
-fn servers(v: &[u32]) -> Servers {
-    Servers::of(v.iter().copied())
-}
 
 fn set(v: &[u32]) -> ServerSet {
     ServerSet::of(v.iter().copied())
