@@ -6,7 +6,7 @@
 use super::expect::{ExpectFailure, Expectation, Observation};
 use super::pattern::{self, Limits, Shape, ShapeError};
 use super::render;
-use crate::action::{Action, StepOutput};
+use crate::action::{Action, ActionKind, StepOutput};
 use crate::bug::{Bug, BugSet};
 use crate::config::{Config, ConfigError};
 use crate::message::Message;
@@ -334,27 +334,6 @@ struct StepSpec {
     expect: Option<Value>,
 }
 
-const KINDS: &[&str] = &[
-    "register",
-    "cancel",
-    "process_event",
-    "deliver_nli",
-    "deliver_nli_response",
-    "deliver_adjust_isr",
-    "deliver_adjust_isr_response",
-    "drop_message",
-    "duplicate_message",
-    "propose_isr",
-    "crash_server",
-    "restart_server",
-    "crash_coordinator",
-    "delete_bucket",
-    "tick",
-    "zombie_process_event",
-    "zombie_deliver_nli_response",
-    "zombie_cancel",
-];
-
 const EVENT: &[(&str, Shape)] = &[
     (
         "type",
@@ -531,14 +510,17 @@ fn parse_step(v: &Value, path: &str, version: u64, limits: Limits) -> Result<Ste
     let kind_path = format!("{path}.kind");
     let kind = match obj.get("kind") {
         None => return Err(TraceError::invalid(&kind_path, "missing")),
-        Some(k) => match k.as_str().filter(|k| KINDS.contains(k)) {
+        Some(k) => match k
+            .as_str()
+            .filter(|k| ActionKind::ALL.iter().any(|a| a.name() == *k))
+        {
             Some(k) => k,
             None => {
                 return Err(TraceError::invalid(
                     kind_path,
                     format!(
                         "unknown step kind {k}; expected one of {}",
-                        KINDS.join(", ")
+                        ActionKind::ALL.map(ActionKind::name).join(", ")
                     ),
                 ))
             }
