@@ -228,6 +228,22 @@ const PRESETS: &[Preset] = &[
         c.budgets.zombie_steps = 1;
         c
     }),
+    ("ci-tracked2-inflight2", || {
+        let mut c = base(
+            "three move buckets, two slots, two tracked timed-out attempts; at most 4 messages in flight",
+            2,
+            1,
+        );
+        c.buckets = vec![bucket(&[0]), bucket(&[0]), bucket(&[0])];
+        c.plan = vec![target(0, &[1]), target(1, &[1]), target(2, &[1])];
+        c.max_tracked_timed_out = 2;
+        c.max_inflight = 2;
+        c.collect_dead_messages = true;
+        // Register sends four Nli (two buckets, two servers each), so 4 is the least bound that
+        // lets the run start; without one the graph passed 31 million states unfinished.
+        c.max_network = Some(4);
+        fast(c)
+    }),
 ];
 
 /// A preset by name.

@@ -125,7 +125,15 @@ pub fn not_applicable(name: &str, config: &Config) -> Option<&'static str> {
         "SOME-STALE-RESPONSE-IGNORED" if !has_move(config) && b.server_crash == 0 => {
             Some("needs a move bucket or a server crash")
         }
-        "SOME-ADMISSION-CAPPED" if moves < 2 => Some("needs two plan buckets"),
+        // Capped admission needs M tracked attempts and a pending bucket. Without a recovery
+        // (which may restore many at once), tracked reaches M only by the M-th timeout of a
+        // running attempt, and before it every slot was filled from `pending`: so k - 1 are
+        // still running, and `pending` is non-empty only with at least M + k plan buckets.
+        "SOME-ADMISSION-CAPPED"
+            if moves < capped_admission_needs(config, b.coordinator_crash > 0) =>
+        {
+            Some("needs max_tracked_timed_out + max_inflight plan buckets (or + 1 with a coordinator crash)")
+        }
         "SOME-FINALIZE-RETRIED" if b.store_failure == 0 => Some("no store_failure budget"),
         "SOME-DELETED-COMPLETES" if b.bucket_deletion == 0 => Some("no bucket_deletion budget"),
         "SOME-ADJUST-ISR-REJECTED"
@@ -211,9 +219,28 @@ fn inv_structure(_: &M, s: &SystemState) -> bool {
     rebalancing == (c.rid.is_some() && (c.any_in_progress() || c.finalize_pending))
 }
 
+/// Spec 7.1: `|running| + |tracked| <= max(M - 1 + max_inflight, restored)`. Admission needs
+/// `|tracked| < M` and adds one running attempt; a timeout moves one from running to tracked; so
+/// with `k` slots the tracked set can reach `M - 1 + k`. (With one slot this is
+/// `|tracked| <= max(M, restored)`, strengthened by the running one; until a preset had two
+/// slots, that one-slot form was all this checked, and it is wrong for more: finding F12.)
+/// The fewest plan buckets with which SOME-ADMISSION-CAPPED is reachable (see its n/a rule).
+fn capped_admission_needs(config: &Config, recovery: bool) -> usize {
+    let m = config.max_tracked_timed_out as usize;
+    if recovery {
+        m + 1
+    } else {
+        m + config.max_inflight as usize
+    }
+}
+
 fn inv_tracked_bound(m: &M, s: &SystemState) -> bool {
-    let bound = (m.config.max_tracked_timed_out as usize).max(s.ghost.restored.len() as usize);
-    s.coordinator.tracked_count() <= bound && !s.ghost.violations.admitted_while_capped
+    let c = &s.coordinator;
+    let slots = m.config.max_inflight as usize;
+    let bound = (m.config.max_tracked_timed_out as usize + slots)
+        .saturating_sub(1)
+        .max(s.ghost.restored.len() as usize);
+    c.running_count() + c.tracked_count() <= bound && !s.ghost.violations.admitted_while_capped
 }
 
 fn inv_one_attempt(_: &M, s: &SystemState) -> bool {

@@ -16,6 +16,7 @@ pub const PINNED: &[(&str, usize)] = &[
     ("ci-rf3-loss", 122582),
     ("ci-backoff", 729650),
     ("ci-zombie", 369614),
+    ("ci-tracked2-inflight2", 10118044),
 ];
 
 /// The pinned count of a preset; panics for an unpinned one, so a new preset must be pinned.
