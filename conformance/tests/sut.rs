@@ -1,5 +1,5 @@
-//! Out-of-process conformance (`spec/driver-protocol.md`): the reference implementation under
-//! test, `rebalance-manager-stdio`, gets the same verdicts as the manager in process on the
+//! Out-of-process conformance (`spec/driver-protocol.md`): the implementation under
+//! test we ship, `rebalance-manager-stdio`, gets the same verdicts as the manager in process on the
 //! shipped traces and suites (their `expect` blocks included), on a CI preset's every edge and on the bug switches' counterexamples; a
 //! malformed, crashing or hanging implementation is a clear error naming the step and the line.
 //!

@@ -1,5 +1,5 @@
 //! `rebalance-manager-stdio`: the production manager behind the driver protocol of
-//! `spec/driver-protocol.md`, the reference implementation under test for
+//! `spec/driver-protocol.md`, our own implementation under test for
 //! `rebalance-conformance replay --sut` and `exhaustive --sut`.
 //!
 //! - [`wire`]: the protocol's lines as types (shared with the harness, which speaks the other

@@ -864,7 +864,7 @@ impl ZkStore {
         Ok(out)
     }
 
-    /// Writes `plan` as chunk nodes under a new sequential directory; returns the reference.
+    /// Writes `plan` as chunk nodes under a new sequential directory; returns a `PlanRef` to them.
     fn write_plan(&mut self, writer_epoch: Epoch, plan: &Plan) -> Result<PlanRef, StoreError> {
         let mut chunks: Vec<Vec<u8>> = Vec::new();
         let mut current: PlanChunk = Vec::new();
