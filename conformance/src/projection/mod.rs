@@ -26,15 +26,18 @@
 /// manager's statuses map onto the projection's one to one, and a variant missing on either
 /// side is a compile error, not a silent fallthrough.
 macro_rules! same_variants {
-    (fn $name:ident($from:ty) -> $to:ident { $($variant:ident),+ $(,)? }) => {
-        fn $name(s: $from) -> $to {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident($from:ty) -> $to:path { $($variant:ident),+ $(,)? }) => {
+        $(#[$doc])*
+        $vis fn $name(s: $from) -> $to {
+            type To = $to;
             type From = $from;
             match s {
-                $(From::$variant => $to::$variant,)+
+                $(From::$variant => To::$variant,)+
             }
         }
     };
 }
+pub(crate) use same_variants;
 
 pub mod manager;
 pub mod model;

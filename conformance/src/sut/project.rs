@@ -9,6 +9,7 @@ use rebalance_manager as mgr;
 use rebalance_manager_stdio::wire;
 
 use crate::projection::manager::{servers, ticks_since, AgeCaps};
+use crate::projection::same_variants;
 use crate::projection::{
     self, Attempt, BucketId, BucketStatus, Flags, Key, Lai, OverallStatus, PlanEntry, ServerSet,
     Task, TaskStatus,
@@ -36,62 +37,31 @@ fn lai(l: &wire::Lai) -> Lai {
     }
 }
 
-fn task_status(s: wire::TaskStatus) -> TaskStatus {
-    use wire::TaskStatus as S;
-    match s {
-        S::NotStarted => TaskStatus::NotStarted,
-        S::Rebalancing => TaskStatus::Rebalancing,
-        S::Completed => TaskStatus::Completed,
-        S::Failed => TaskStatus::Failed,
-        S::Canceled => TaskStatus::Canceled,
-    }
-}
+same_variants!(fn task_status(wire::TaskStatus) -> TaskStatus {
+    NotStarted, Rebalancing, Completed, Failed, Canceled
+});
 
-fn overall(s: wire::OverallStatus) -> OverallStatus {
-    use wire::OverallStatus as S;
-    match s {
-        S::Rebalancing => OverallStatus::Rebalancing,
-        S::Completed => OverallStatus::Completed,
-        S::Failed => OverallStatus::Failed,
-        S::Canceled => OverallStatus::Canceled,
-    }
-}
+same_variants!(fn overall(wire::OverallStatus) -> OverallStatus {
+    Rebalancing, Completed, Failed, Canceled
+});
 
-fn bucket_status(s: wire::BucketStatus) -> BucketStatus {
-    use wire::BucketStatus as S;
-    match s {
-        S::NotStarted => BucketStatus::NotStarted,
-        S::Rebalancing => BucketStatus::Rebalancing,
-        S::Timeout => BucketStatus::Timeout,
-        S::Completed => BucketStatus::Completed,
-        S::Failed => BucketStatus::Failed,
-        S::Canceled => BucketStatus::Canceled,
-    }
-}
+same_variants!(fn bucket_status(wire::BucketStatus) -> BucketStatus {
+    NotStarted, Rebalancing, Timeout, Completed, Failed, Canceled
+});
 
-/// For the progress query of a remote implementation.
-pub fn manager_bucket_status(s: wire::BucketStatus) -> mgr::BucketStatus {
-    use wire::BucketStatus as S;
-    match s {
-        S::NotStarted => mgr::BucketStatus::NotStarted,
-        S::Rebalancing => mgr::BucketStatus::Rebalancing,
-        S::Timeout => mgr::BucketStatus::Timeout,
-        S::Completed => mgr::BucketStatus::Completed,
-        S::Failed => mgr::BucketStatus::Failed,
-        S::Canceled => mgr::BucketStatus::Canceled,
+same_variants!(
+    /// For the progress query of a remote implementation.
+    pub fn manager_bucket_status(wire::BucketStatus) -> mgr::BucketStatus {
+        NotStarted, Rebalancing, Timeout, Completed, Failed, Canceled
     }
-}
+);
 
-/// For the progress query of a remote implementation.
-pub fn manager_overall(s: wire::OverallStatus) -> mgr::OverallStatus {
-    use wire::OverallStatus as S;
-    match s {
-        S::Rebalancing => mgr::OverallStatus::Rebalancing,
-        S::Completed => mgr::OverallStatus::Completed,
-        S::Failed => mgr::OverallStatus::Failed,
-        S::Canceled => mgr::OverallStatus::Canceled,
+same_variants!(
+    /// For the progress query of a remote implementation.
+    pub fn manager_overall(wire::OverallStatus) -> mgr::OverallStatus {
+        Rebalancing, Completed, Failed, Canceled
     }
-}
+);
 
 /// Fills `o` from the observation `w` and the host's event queue `queue`.
 pub fn state(
