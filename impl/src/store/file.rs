@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::types::{BucketId, BucketRecord, Epoch, RebalanceId, TaskNode, TaskStatus};
 use crate::store::crc32::crc32;
-use crate::store::{ClusterState, PersistedState, Store, StoreError};
+use crate::store::{check_header, ClusterState, HeaderFault, PersistedState, Store, StoreError};
 
 const FORMAT: &str = "fluss-rebalance-store";
 const VERSION: u64 = 1;
@@ -564,20 +564,20 @@ fn read_snapshot(path: &Path) -> Result<(u64, PersistedState, u64), FileStoreErr
     };
     let header: serde_json::Value = serde_json::from_slice(&bytes[..nl])
         .map_err(|e| corrupt(format!("header is not JSON: {e}")))?;
-    if header.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
-        return Err(corrupt(
-            "not a rebalance store snapshot (format field)".into(),
-        ));
-    }
-    let version = header
-        .get("version")
-        .and_then(|v| v.as_u64())
-        .ok_or_else(|| corrupt("header has no version".into()))?;
-    if version != VERSION {
-        return Err(FileStoreError::UnsupportedVersion {
-            file: path.to_path_buf(),
-            version,
-        });
+    match check_header(&header, FORMAT, VERSION) {
+        Ok(()) => {}
+        Err(HeaderFault::NotOurs) => {
+            return Err(corrupt(
+                "not a rebalance store snapshot (format field)".into(),
+            ))
+        }
+        Err(HeaderFault::NoVersion) => return Err(corrupt("header has no version".into())),
+        Err(HeaderFault::Unsupported(version)) => {
+            return Err(FileStoreError::UnsupportedVersion {
+                file: path.to_path_buf(),
+                version,
+            })
+        }
     }
     let header: SnapshotHeader =
         serde_json::from_value(header).map_err(|e| corrupt(format!("header: {e}")))?;

@@ -37,7 +37,7 @@ use zookeeper_client as zk;
 
 use crate::core::types::{BucketId, BucketRecord, Epoch, Plan, TaskNode};
 use crate::store::crc32::crc32;
-use crate::store::{ClusterState, Store, StoreError};
+use crate::store::{check_header, ClusterState, HeaderFault, Store, StoreError};
 
 pub mod codec;
 mod error;
@@ -1015,18 +1015,18 @@ fn read_root_header(root: &str, data: &[u8]) -> Result<RootHeader, ZkStoreError>
     }
     let value: serde_json::Value =
         serde_json::from_slice(data).map_err(|e| corrupt(format!("header is not JSON: {e}")))?;
-    if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
-        return Err(corrupt("not a rebalance store (format field)".into()));
-    }
-    let version = value
-        .get("version")
-        .and_then(|v| v.as_u64())
-        .ok_or_else(|| corrupt("header has no version".into()))?;
-    if version != VERSION {
-        return Err(ZkStoreError::UnsupportedVersion {
-            node: root.to_string(),
-            version,
-        });
+    match check_header(&value, FORMAT, VERSION) {
+        Ok(()) => {}
+        Err(HeaderFault::NotOurs) => {
+            return Err(corrupt("not a rebalance store (format field)".into()))
+        }
+        Err(HeaderFault::NoVersion) => return Err(corrupt("header has no version".into())),
+        Err(HeaderFault::Unsupported(version)) => {
+            return Err(ZkStoreError::UnsupportedVersion {
+                node: root.to_string(),
+                version,
+            })
+        }
     }
     let h: RootHeader =
         serde_json::from_value(value).map_err(|e| corrupt(format!("header: {e}")))?;
