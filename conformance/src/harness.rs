@@ -14,7 +14,7 @@ use rebalance_manager as mgr;
 use rebalance_model::{Action, RebalanceModel, StepOutput, SystemState};
 
 use crate::projection::{self, manager::AgeCaps};
-use crate::sut::ManagerSide;
+use crate::sut::{Incarnation, ManagerSide};
 use crate::translate::{self, TICK_MS};
 
 /// Where and how the manager differed from the model in one step.
@@ -26,6 +26,17 @@ pub struct Mismatch {
     pub model: String,
     /// The manager's side, same keys.
     pub manager: String,
+}
+
+impl Mismatch {
+    /// The manager refused to `start` or `restart`: nothing to compare yet.
+    fn refused(what: &str, why: String) -> Mismatch {
+        Mismatch {
+            summary: format!("the manager refused to {what}: {why}"),
+            model: String::new(),
+            manager: String::new(),
+        }
+    }
 }
 
 /// Why a step of the manager side did not agree: a divergence, or a failure of the side
@@ -88,13 +99,14 @@ impl<S: ManagerSide> Harness<S> {
         let config = translate::config(&model.config);
         let store = translate::initial_store(init);
         let mut effects = Vec::new();
-        let manager = S::start(launcher, &config, store, live_of(init), 0, &mut effects)
+        let at = Incarnation {
+            config: &config,
+            live: live_of(init),
+            now_ms: 0,
+        };
+        let manager = S::start(launcher, store, at, &mut effects)
             .map_err(Failure::Sut)?
-            .map_err(|e| Mismatch {
-                summary: format!("the manager refused to start: {e}"),
-                model: String::new(),
-                manager: String::new(),
-            })?;
+            .map_err(|e| Mismatch::refused("start", e))?;
         let mut h = Harness {
             manager,
             queue: VecDeque::new(),
@@ -243,14 +255,15 @@ impl<S: ManagerSide> Harness<S> {
             Action::CrashCoordinator => {
                 // R17: the old incarnation's memory and event queue are gone; its store stays.
                 self.queue.clear();
+                let at = Incarnation {
+                    config: &self.config,
+                    live: live_of(pre),
+                    now_ms: self.now_ms,
+                };
                 self.manager
-                    .restart(&self.config, live_of(pre), self.now_ms, &mut effects)
+                    .restart(at, &mut effects)
                     .map_err(Failure::Sut)?
-                    .map_err(|e| Mismatch {
-                        summary: format!("the manager refused to restart: {e}"),
-                        model: String::new(),
-                        manager: String::new(),
-                    })?;
+                    .map_err(|e| Mismatch::refused("restart", e))?;
             }
             // Environment only: tablet servers and the network (R21, R22, R24, faults).
             Action::DeliverNli { .. }

@@ -148,6 +148,28 @@ pub fn bucket_status(s: mgr::BucketStatus) -> wire::BucketStatus {
     }
 }
 
+pub fn overall_from(s: wire::OverallStatus) -> mgr::OverallStatus {
+    use wire::OverallStatus as S;
+    match s {
+        S::Rebalancing => mgr::OverallStatus::Rebalancing,
+        S::Completed => mgr::OverallStatus::Completed,
+        S::Failed => mgr::OverallStatus::Failed,
+        S::Canceled => mgr::OverallStatus::Canceled,
+    }
+}
+
+pub fn bucket_status_from(s: wire::BucketStatus) -> mgr::BucketStatus {
+    use wire::BucketStatus as S;
+    match s {
+        S::NotStarted => mgr::BucketStatus::NotStarted,
+        S::Rebalancing => mgr::BucketStatus::Rebalancing,
+        S::Timeout => mgr::BucketStatus::Timeout,
+        S::Completed => mgr::BucketStatus::Completed,
+        S::Failed => mgr::BucketStatus::Failed,
+        S::Canceled => mgr::BucketStatus::Canceled,
+    }
+}
+
 pub fn lai(l: &mgr::LeaderAndIsr) -> wire::Lai {
     wire::Lai {
         leader: l.leader,
@@ -457,8 +479,18 @@ pub fn effect_from(e: &wire::Effect) -> Option<mgr::Effect> {
 /// The observation `state` answers with: the store, the manager's snapshot, the store's
 /// instrumentation and the manager's own invariant check.
 pub fn observation(m: &mgr::Manager<mgr::MemStore>) -> wire::Observation {
-    let snap = m.snapshot();
-    let coordinator = wire::Coordinator {
+    wire::Observation {
+        store: store(m.store().state()),
+        coordinator: coordinator(&m.snapshot()),
+        store_ops: m.store().op_count(),
+        fault_pending: m.store().fault_pending(),
+        invariant_violation: m.check_invariants().err().map(|v| v.to_string()),
+    }
+}
+
+/// The coordinator part of an observation: the manager's snapshot in the wire's vocabulary.
+pub fn coordinator(snap: &mgr::Snapshot) -> wire::Coordinator {
+    wire::Coordinator {
         coordinator_epoch: snap.coordinator_epoch,
         now_ms: snap.now_ms,
         live: set(&snap.live),
@@ -509,13 +541,59 @@ pub fn observation(m: &mgr::Manager<mgr::MemStore>) -> wire::Observation {
             recovery_queued: snap.flags.recovery_queued,
         },
         restored: snap.restored as u64,
-    };
-    wire::Observation {
-        store: store(m.store().state()),
-        coordinator,
-        store_ops: m.store().op_count(),
-        fault_pending: m.store().fault_pending(),
-        invariant_violation: m.check_invariants().err().map(|v| v.to_string()),
+    }
+}
+
+/// The manager's snapshot from a coordinator part, for a harness that projects every
+/// implementation through the manager's types. The wire carries no implementation-only retry
+/// sets (`liveness_repairs`, `deletion_retries`): they come back empty. A `reconciles` count
+/// beyond `u32` saturates, which no comparison can mistake for a real count.
+pub fn coordinator_from(c: &wire::Coordinator) -> mgr::Snapshot {
+    mgr::Snapshot {
+        coordinator_epoch: c.coordinator_epoch,
+        now_ms: c.now_ms,
+        rid: c.rid,
+        overall: c.overall.map(overall_from),
+        status: c
+            .status
+            .iter()
+            .map(|s| (s.bucket, bucket_status_from(s.status)))
+            .collect(),
+        pending: c.pending.clone(),
+        attempts: c
+            .attempts
+            .iter()
+            .map(|a| {
+                let attempt = mgr::Attempt {
+                    key: key_from(a.key),
+                    started_ms: a.started_ms,
+                    last_progress_ms: a.last_progress_ms,
+                    observed: mgr::Observed {
+                        assignment: a.observed.assignment.clone(),
+                        leader: a.observed.leader,
+                        isr: set_from(&a.observed.isr),
+                    },
+                    blocked_since_ms: a.blocked_since_ms,
+                    reconciles: u32::try_from(a.reconciles).unwrap_or(u32::MAX),
+                    next_reconcile_ms: a.next_reconcile_ms,
+                };
+                let tracked = matches!(a.mode, wire::Mode::Tracked);
+                (a.bucket, mgr::AttemptView { attempt, tracked })
+            })
+            .collect(),
+        queued_timeouts: c.queued_timeouts.iter().map(|k| key_from(*k)).collect(),
+        queued_reconciles: c.queued_reconciles.iter().map(|k| key_from(*k)).collect(),
+        flags: mgr::Flags {
+            cancel_requested: c.flags.cancel_requested,
+            finalize_pending: c.flags.finalize_pending,
+            finalize_queued: c.flags.finalize_queued,
+            recovery_pending: c.flags.recovery_pending,
+            recovery_queued: c.flags.recovery_queued,
+        },
+        live: set_from(&c.live),
+        restored: usize::try_from(c.restored).unwrap_or(usize::MAX),
+        liveness_repairs: Default::default(),
+        deletion_retries: Default::default(),
     }
 }
 
@@ -585,5 +663,58 @@ mod tests {
         );
         s.cluster.deleted.insert(1);
         assert_eq!(store_from(&store(&s)), s);
+    }
+
+    #[test]
+    fn a_snapshot_round_trips_except_the_implementation_only_retry_sets() {
+        let key = mgr::Key { rid: 2, bucket: 1 };
+        let snap = mgr::Snapshot {
+            coordinator_epoch: 3,
+            now_ms: 5_000,
+            rid: Some(2),
+            overall: Some(mgr::OverallStatus::Rebalancing),
+            status: [
+                (1, mgr::BucketStatus::Timeout),
+                (4, mgr::BucketStatus::NotStarted),
+            ]
+            .into(),
+            pending: vec![4],
+            attempts: [(
+                1,
+                mgr::AttemptView {
+                    attempt: mgr::Attempt {
+                        key,
+                        started_ms: 1_000,
+                        last_progress_ms: 2_000,
+                        observed: mgr::Observed {
+                            assignment: vec![0, 1],
+                            leader: Some(0),
+                            isr: [0].into(),
+                        },
+                        blocked_since_ms: Some(3_000),
+                        reconciles: 2,
+                        next_reconcile_ms: 7_000,
+                    },
+                    tracked: true,
+                },
+            )]
+            .into(),
+            queued_timeouts: [key].into(),
+            queued_reconciles: [key].into(),
+            flags: mgr::Flags {
+                cancel_requested: true,
+                finalize_queued: true,
+                ..mgr::Flags::default()
+            },
+            live: [0, 1, 2].into(),
+            restored: 1,
+            liveness_repairs: Default::default(),
+            deletion_retries: Default::default(),
+        };
+        assert_eq!(coordinator_from(&coordinator(&snap)), snap);
+        let mut with_retries = snap.clone();
+        with_retries.liveness_repairs.insert(1);
+        with_retries.deletion_retries.insert(4);
+        assert_eq!(coordinator_from(&coordinator(&with_retries)), snap);
     }
 }

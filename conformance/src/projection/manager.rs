@@ -82,15 +82,18 @@ fn lai(l: &mgr::LeaderAndIsr) -> Lai {
     }
 }
 
-/// Fills `o` with the projection of the manager `m` and the host's event queue `queue`.
+/// Fills `o` with the projection of an implementation's `store` and `snap`shot and the host's
+/// event queue `queue`. The in-process manager passes its own; an implementation under test's
+/// `state` answer is converted into the manager's types first (`sut::remote`), so one projection
+/// serves both and they cannot drift apart.
 pub fn state(
-    m: &mgr::Manager<mgr::MemStore>,
+    store: &mgr::PersistedState,
+    snap: &mgr::Snapshot,
     queue: &VecDeque<mgr::Event>,
     caps: AgeCaps,
     o: &mut State,
 ) {
     o.clear();
-    let store = m.store().state();
     o.store_coordinator_epoch = store.coordinator_epoch;
     o.task = store.task.as_ref().map(|t| {
         o.plan.extend(t.plan.buckets.iter().map(|(b, e)| PlanEntry {
@@ -113,7 +116,6 @@ pub fn state(
             lai: lai(&r.lai),
             deleted: store.cluster.deleted.contains(b),
         }));
-    let snap = m.snapshot();
     let now = snap.now_ms;
     o.ce = snap.coordinator_epoch;
     o.live = set(&snap.live);

@@ -37,7 +37,6 @@ macro_rules! same_variants {
         }
     };
 }
-pub(crate) use same_variants;
 
 pub mod manager;
 pub mod model;
@@ -505,27 +504,10 @@ impl Effects {
     /// The effects as `key: value` lines, for reports.
     pub fn render(&self) -> String {
         let mut o = String::new();
+        // Messages as the trace format writes them, so a report's line can be pasted into an
+        // `expect` block.
         for (i, m) in self.sent.iter().enumerate() {
-            let _ = match m {
-                Sent::Nli {
-                    to,
-                    bucket,
-                    replicas,
-                    lai,
-                    exec_key,
-                } => writeln!(
-                    o,
-                    "sent.{i}: Nli to={to} b{bucket} replicas={replicas:?} {lai:?} key={}",
-                    exec_key.map_or("-".to_string(), |k| format!("{k:?}"))
-                ),
-                Sent::AdjustIsrResponse { to, bucket, result } => match result {
-                    Some(l) => {
-                        writeln!(o, "sent.{i}: AdjustIsrResponse to={to} b{bucket} ok {l:?}")
-                    }
-                    None => writeln!(o, "sent.{i}: AdjustIsrResponse to={to} b{bucket} err"),
-                },
-                Sent::ServerMessage => writeln!(o, "sent.{i}: a tablet server's message"),
-            };
+            let _ = writeln!(o, "sent.{i}: {}", crate::expect::sent(m));
         }
         for (i, e) in self.enqueued.iter().enumerate() {
             let _ = writeln!(o, "enqueued.{i}: {e:?}");

@@ -1,11 +1,11 @@
 //! The manager in this process: each input runs at once, a fork is a clone.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use std::convert::Infallible;
 
 use rebalance_manager as mgr;
 
-use super::ManagerSide;
+use super::{Incarnation, ManagerSide};
 use crate::projection::{self, manager::AgeCaps};
 
 impl ManagerSide for mgr::Manager<mgr::MemStore> {
@@ -14,41 +14,19 @@ impl ManagerSide for mgr::Manager<mgr::MemStore> {
 
     fn start(
         _: &(),
-        config: &mgr::Config,
         store: mgr::MemStore,
-        live: BTreeSet<mgr::ServerId>,
-        now_ms: u64,
+        at: Incarnation<'_>,
         effects: &mut Vec<mgr::Effect>,
     ) -> Result<Result<Self, String>, Infallible> {
-        Ok(
-            match mgr::Manager::start(config.clone(), store, live, now_ms) {
-                Ok((m, emitted)) => {
-                    effects.extend(emitted);
-                    Ok(m)
-                }
-                Err(e) => Err(e.to_string()),
-            },
-        )
+        Ok(incarnate(store, at, effects))
     }
 
     fn restart(
         &mut self,
-        config: &mgr::Config,
-        live: BTreeSet<mgr::ServerId>,
-        now_ms: u64,
+        at: Incarnation<'_>,
         effects: &mut Vec<mgr::Effect>,
     ) -> Result<Result<(), String>, Infallible> {
-        let store = self.store().clone();
-        Ok(
-            match mgr::Manager::start(config.clone(), store, live, now_ms) {
-                Ok((m, emitted)) => {
-                    *self = m;
-                    effects.extend(emitted);
-                    Ok(())
-                }
-                Err(e) => Err(e.to_string()),
-            },
-        )
+        Ok(incarnate(self.store().clone(), at, effects).map(|m| *self = m))
     }
 
     fn fail_nth_store_op(&mut self, k: u64) -> Result<(), Infallible> {
@@ -81,7 +59,7 @@ impl ManagerSide for mgr::Manager<mgr::MemStore> {
     }
 
     fn project(&self, queue: &VecDeque<mgr::Event>, caps: AgeCaps, o: &mut projection::State) {
-        projection::manager::state(self, queue, caps, o);
+        projection::manager::state(self.store().state(), &self.snapshot(), queue, caps, o);
     }
 
     fn invariant_violation(&self) -> Option<String> {
@@ -101,4 +79,16 @@ impl ManagerSide for mgr::Manager<mgr::MemStore> {
     fn preserve(&mut self) -> Result<(), Infallible> {
         Ok(())
     }
+}
+
+/// R17 on `store`: a new manager, its start's effects appended to `effects`.
+fn incarnate(
+    store: mgr::MemStore,
+    at: Incarnation<'_>,
+    effects: &mut Vec<mgr::Effect>,
+) -> Result<mgr::Manager<mgr::MemStore>, String> {
+    let (m, emitted) = mgr::Manager::start(at.config.clone(), store, at.live, at.now_ms)
+        .map_err(|e| e.to_string())?;
+    effects.extend(emitted);
+    Ok(m)
 }

@@ -8,7 +8,6 @@
 pub mod command;
 pub mod driver;
 pub mod in_process;
-pub mod project;
 pub mod remote;
 pub mod replay;
 
@@ -17,6 +16,14 @@ use std::collections::{BTreeSet, VecDeque};
 use rebalance_manager as mgr;
 
 use crate::projection::{self, manager::AgeCaps};
+
+/// What an incarnation of the coordinator starts from besides its store (R17): the
+/// configuration, the servers the cluster reports live, and the clock.
+pub struct Incarnation<'a> {
+    pub config: &'a mgr::Config,
+    pub live: BTreeSet<mgr::ServerId>,
+    pub now_ms: u64,
+}
 
 /// A manager and its store, driven by the harness one input at a time.
 ///
@@ -34,10 +41,8 @@ pub trait ManagerSide: Sized {
     /// appended to `effects`. `Ok(Err(why))`: the manager refused to start.
     fn start(
         launcher: &Self::Launcher,
-        config: &mgr::Config,
         store: mgr::MemStore,
-        live: BTreeSet<mgr::ServerId>,
-        now_ms: u64,
+        at: Incarnation<'_>,
         effects: &mut Vec<mgr::Effect>,
     ) -> Result<Result<Self, String>, Self::Error>;
 
@@ -45,9 +50,7 @@ pub trait ManagerSide: Sized {
     /// `Ok(Err(why))`: the manager refused to start.
     fn restart(
         &mut self,
-        config: &mgr::Config,
-        live: BTreeSet<mgr::ServerId>,
-        now_ms: u64,
+        at: Incarnation<'_>,
         effects: &mut Vec<mgr::Effect>,
     ) -> Result<Result<(), String>, Self::Error>;
 

@@ -16,7 +16,7 @@ use rebalance_manager_stdio::convert;
 use rebalance_manager_stdio::wire::{self, Request, Response};
 
 use super::driver::{quote, Driver, DriverError, SutCommand};
-use super::{project, ManagerSide};
+use super::{Incarnation, ManagerSide};
 use crate::projection::{self, manager::AgeCaps};
 
 /// The child and what the harness knows of its current state.
@@ -221,19 +221,17 @@ impl ManagerSide for Remote {
 
     fn start(
         sut: &SutCommand,
-        config: &mgr::Config,
         store: mgr::MemStore,
-        l: BTreeSet<mgr::ServerId>,
-        now_ms: u64,
+        at: Incarnation<'_>,
         effects: &mut Vec<mgr::Effect>,
     ) -> Result<Result<Self, String>, DriverError> {
         let conn = Conn {
             driver: Driver::spawn(sut)?,
             pending: vec![Request::Start {
-                config: convert::config(config),
+                config: convert::config(at.config),
                 store: convert::store(store.state()),
-                live: live(&l),
-                now_ms,
+                live: live(&at.live),
+                now_ms: at.now_ms,
             }],
             released: Rc::default(),
             generation: 0,
@@ -253,17 +251,15 @@ impl ManagerSide for Remote {
 
     fn restart(
         &mut self,
-        _: &mgr::Config,
-        l: BTreeSet<mgr::ServerId>,
-        now_ms: u64,
+        at: Incarnation<'_>,
         effects: &mut Vec<mgr::Effect>,
     ) -> Result<Result<(), String>, DriverError> {
         self.begin()?;
         // Synchronous: whether the manager refused to start decides the rest of the step.
         self.flush(
             Some(Request::Restart {
-                live: live(&l),
-                now_ms,
+                live: live(&at.live),
+                now_ms: at.now_ms,
             }),
             effects,
         )
@@ -314,7 +310,9 @@ impl ManagerSide for Remote {
     }
 
     fn project(&self, queue: &VecDeque<mgr::Event>, caps: AgeCaps, o: &mut projection::State) {
-        project::state(&self.seen, queue, caps, o);
+        let store = convert::store_from(&self.seen.store);
+        let snap = convert::coordinator_from(&self.seen.coordinator);
+        projection::manager::state(&store, &snap, queue, caps, o);
     }
 
     fn invariant_violation(&self) -> Option<String> {
@@ -326,7 +324,7 @@ impl ManagerSide for Remote {
         let buckets: BTreeMap<mgr::BucketId, mgr::BucketStatus> = c
             .status
             .iter()
-            .map(|s| (s.bucket, project::manager_bucket_status(s.status)))
+            .map(|s| (s.bucket, convert::bucket_status_from(s.status)))
             .collect();
         let mut counts = mgr::StatusCounts::default();
         for s in buckets.values() {
@@ -341,7 +339,7 @@ impl ManagerSide for Remote {
         }
         mgr::Progress {
             rid: c.rid,
-            overall: c.overall.map(project::manager_overall),
+            overall: c.overall.map(convert::overall_from),
             buckets,
             counts,
         }
