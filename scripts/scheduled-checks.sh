@@ -46,6 +46,7 @@ if [ ${#configs[@]} -eq 0 ]; then
     configs=(
         model/configs/rf3-overlap-server-crash.json
         model/configs/rf2-crash-cancel-coordinator-crash.json
+        model/configs/rf2-isr-cancel-crash-net4.json
         model/configs/rf3-overlap-crash-loss.json
         model/configs/three-buckets-tracked2-inflight2.json
         model/configs/rf2-move-server-crash.json

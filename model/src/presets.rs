@@ -244,6 +244,19 @@ const PRESETS: &[Preset] = &[
         c.max_network = Some(4);
         fast(c)
     }),
+    ("ci-rf2-isr-cancel-crash", || {
+        let mut c = rf2_move(
+            "RF-2 move; a server crash that shrinks the ISR, a cancel, a coordinator crash; at most 3 messages in flight",
+        );
+        c.budgets.server_crash = 1;
+        c.budgets.cancel = 1;
+        c.budgets.coordinator_crash = 1;
+        // Unbounded, the graph passed 10 million states unfinished. With 3 in flight it is 2.4
+        // million states, small enough for every CI walk; the scheduled configuration
+        // `rf2-isr-cancel-crash-net4.json` allows 4 (6.7 million).
+        c.max_network = Some(3);
+        c
+    }),
 ];
 
 /// A preset by name.
