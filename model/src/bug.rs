@@ -50,10 +50,16 @@ pub enum Bug {
     /// Fluss's later tests: a bucket restored by recovery shows REBALANCING and holds a normal
     /// slot instead of D1's tracked TIMEOUT (spec 8, D1).
     RecoveredShowsRebalancing,
+    /// Fluss as written: a move's Phase A and Phase B write the LeaderAndIsr and the assignment
+    /// as two store operations, each into the context before the store, so a failure (or a
+    /// crash) between or at them leaves the store half written and the context ahead of it;
+    /// the move decision table reads the store where Fluss reads ZooKeeper, and its retry of
+    /// Phase A rewrites the union into the store (spec 8, D15).
+    SplitBucketWrites,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 15] = [
+    pub const ALL: [Bug; 16] = [
         Bug::TimeoutCompletes,
         Bug::FinalNotPersisted,
         Bug::CancelBestEffort,
@@ -69,6 +75,7 @@ impl Bug {
         Bug::UnfencedTaskWrites,
         Bug::HashOrderRecovery,
         Bug::RecoveredShowsRebalancing,
+        Bug::SplitBucketWrites,
     ];
 
     pub fn name(self) -> &'static str {
@@ -88,6 +95,7 @@ impl Bug {
             Bug::UnfencedTaskWrites => "unfenced-task-writes",
             Bug::HashOrderRecovery => "hash-order-recovery",
             Bug::RecoveredShowsRebalancing => "recovered-shows-rebalancing",
+            Bug::SplitBucketWrites => "split-bucket-writes",
         }
     }
 
@@ -110,7 +118,38 @@ impl Bug {
             // `recovery-order` it halves H13's counterexample.
             Bug::HashOrderRecovery => "INV-NO-STRAY-UNION",
             Bug::RecoveredShowsRebalancing => "INV-SLOT",
+            Bug::SplitBucketWrites => "INV-CANCEL-NO-NEW-WORK",
         }
+    }
+
+    /// Whether this switch is one of Fluss's own choices where the spec decided otherwise
+    /// ("Fluss as written", spec 10), rather than a historical bug that Fluss has fixed.
+    pub fn is_variant(self) -> bool {
+        !matches!(
+            self,
+            Bug::TimeoutCompletes
+                | Bug::FinalNotPersisted
+                | Bug::CancelBestEffort
+                | Bug::NoRequestFencing
+                | Bug::EpochBumpOnRetry
+                | Bug::UnboundedTracked
+                | Bug::CancelAfterRestart
+                | Bug::RecoveryOrder
+        )
+    }
+
+    /// The Fluss-as-written switches, in the order of [`Bug::ALL`].
+    pub fn variants() -> impl Iterator<Item = Bug> {
+        Bug::ALL.into_iter().filter(|b| b.is_variant())
+    }
+
+    /// Parses a `--variant` name: only a Fluss-as-written switch is accepted, and the error lists
+    /// every valid name.
+    pub fn parse_variant(s: &str) -> Result<Bug, String> {
+        Bug::variants().find(|b| b.name() == s).ok_or_else(|| {
+            let names: Vec<_> = Bug::variants().map(|b| b.name()).collect();
+            format!("unknown variant `{s}`; known: {}", names.join(", "))
+        })
     }
 }
 

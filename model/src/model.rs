@@ -147,6 +147,14 @@ impl RebalanceModel {
             && self.config.budgets.zombie_steps == 0
     }
 
+    /// Whether dead-message collection also removes superseded Nli (spec 9). Not under
+    /// `split-bucket-writes`: there a resend copies the stored epochs into a context that ran
+    /// ahead of them (D15), so the cache's epochs can fall back and the argument that a
+    /// superseded Nli's view stays older than the cache no longer holds.
+    pub fn collects_superseded_nli(&self) -> bool {
+        self.config.collect_superseded_nli && !self.bugs.has(crate::bug::Bug::SplitBucketWrites)
+    }
+
     /// Runs one action. `None` means the action is not enabled in `state`.
     pub fn step(&self, state: &SystemState, action: &Action) -> Option<(SystemState, StepOutput)> {
         let k = action.fail_store_op();
@@ -169,7 +177,7 @@ impl RebalanceModel {
             step.s.budgets.store_failure -= 1;
         }
         if self.collects_dead_messages() {
-            environment::collect_dead_server_messages(step.s, self.config.collect_superseded_nli);
+            environment::collect_dead_server_messages(step.s, self.collects_superseded_nli());
             step.deliver_dead_responses();
         }
         let out = std::mem::take(&mut step.out);

@@ -94,7 +94,9 @@ pub fn record(
                 }
             }
             BucketStatus::Canceled => {
-                if post.coordinator.cache.assignment[b as usize] != e.ors {
+                // The store, not the cache: under `split-bucket-writes` the context can run
+                // ahead of it (D15), and the property is about where the bucket really is.
+                if post.store.buckets.assignment[b as usize] != e.ors {
                     v.canceled_off_origin = true;
                 }
                 if !cancel_stored {
@@ -213,17 +215,18 @@ fn fenced(pre: &SystemState, e: &PlanEntry, r: &NliResponse) -> bool {
         && responder_ok
 }
 
-/// The acknowledgement INV-COMPLETED-ACKED asks for, on the metadata at completion.
+/// The acknowledgement INV-COMPLETED-ACKED asks for, on the stored metadata at completion (the
+/// cache equals it unless `split-bucket-writes` let the context run ahead, D15).
 fn acked(post: &SystemState, e: &PlanEntry, r: &NliResponse) -> bool {
     let b = e.bucket as usize;
-    let cache = &post.coordinator.cache;
-    let lai = cache.lai[b];
+    let stored = &post.store.buckets;
+    let lai = stored.lai[b];
     match e.kind() {
         PlanKind::NoOp => true,
         PlanKind::LeaderOnly => lai.leader == Some(e.new_leader) && r.from == e.new_leader,
         PlanKind::Move => {
             let live = post.coordinator.live;
-            e.final_state(&cache.assignment[b], &lai, live, cache.deleted[b])
+            e.final_state(&stored.assignment[b], &lai, live, stored.deleted[b])
                 && Some(r.from) == lai.leader
         }
     }

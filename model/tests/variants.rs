@@ -290,3 +290,53 @@ fn hash_order_recovery_alone_holds_on_ci_two_buckets() {
         assert!(!matches!(v, Verdict::Violated(_)), "{p}: {v:?}");
     }
 }
+
+#[test]
+fn split_bucket_writes_migrate_a_bucket_after_its_cancel_was_stored() {
+    let trace = shortest_trace(
+        &[Bug::SplitBucketWrites],
+        "ci-store",
+        "INV-CANCEL-NO-NEW-WORK",
+        6,
+        "variant-split-bucket-writes.json",
+    );
+    let replay = trace.replay().unwrap();
+    // After the Register whose assignment write failed, the context holds the union and the
+    // store the origin, with the LeaderAndIsr already bumped.
+    let after_register = &replay.states[1];
+    assert_eq!(
+        after_register.coordinator.cache.assignment[0].as_slice(),
+        &[1, 0]
+    );
+    assert_eq!(after_register.store.buckets.assignment[0].as_slice(), &[0]);
+    assert_eq!(after_register.store.buckets.lai[0].bucket_epoch, 1);
+    // The cancel spares the bucket (the context says it left its origin), and the retry of
+    // Phase A writes the union into the store under the stored cancel.
+    let after_cancel = &replay.states[2];
+    assert_eq!(
+        after_cancel.coordinator.status_of(0),
+        Some(BucketStatus::Rebalancing)
+    );
+    let last = replay.states.last().unwrap();
+    assert_eq!(last.store.buckets.assignment[0].as_slice(), &[1, 0]);
+    assert!(last.store.task.unwrap().cancel_requested);
+    // D15: Phase A is one write, so the register has no third store operation; when that one
+    // write fails, context and store both stay at the origin and the cancel cancels the bucket.
+    let spec = RebalanceModel::new(trace.config.clone(), BugSet::none());
+    let init = spec.init_state();
+    assert!(
+        spec.step(&init, &trace.steps[0]).is_none(),
+        "no third store operation"
+    );
+    let failed_phase_a = Action::Register {
+        fail_store_op: Some(2),
+    };
+    let mut state = spec.step(&init, &failed_phase_a).expect("enabled").0;
+    assert_eq!(state.coordinator.cache, state.store.buckets);
+    state = spec
+        .step(&state, &trace.steps[1])
+        .expect("cancel enabled")
+        .0;
+    assert_eq!(state.coordinator.status_of(0), Some(BucketStatus::Canceled));
+    assert!(!state.ghost.violations.new_work_after_cancel);
+}

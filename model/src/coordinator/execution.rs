@@ -143,14 +143,14 @@ impl Step<'_> {
         let e = self.entry(b);
         if self.final_state(b) {
             self.fired(Rule::R7_1);
-            self.send_current(b);
+            self.resend_stored(b);
             Ok(())
         } else if self.at_target(b) {
             self.fired(Rule::R7_2);
             if self.caught_up(b) {
                 self.shrink_at_target(b)
             } else {
-                self.send_current(b);
+                self.resend_stored(b);
                 Ok(())
             }
         } else if self.caught_up(b) {
@@ -163,7 +163,13 @@ impl Step<'_> {
                 let lai = self.lai(b);
                 self.write_bucket_raw(b, e.rs(), lai.leader, lai.isr, true)?;
             }
-            self.send_current(b);
+            if self.split_writes() {
+                // Fluss's retry of Phase A rewrites the union into the store, no epoch bump:
+                // where an aborted Phase A left the union only in the context, this is the
+                // first time the store leaves the origin.
+                self.write_assignment(b, e.rs())?;
+            }
+            self.resend_stored(b);
             Ok(())
         } else {
             self.fired(Rule::R7_5);
@@ -201,8 +207,13 @@ impl Step<'_> {
     pub fn phase_a(&mut self, b: BucketId) -> Flow {
         self.fired(Rule::R9);
         let e = self.entry(b);
-        let lai = self.lai(b);
-        self.write_bucket(b, e.rs(), lai.leader, lai.isr, true)?;
+        if self.split_writes() {
+            let lai = self.decision_lai(b);
+            self.write_bucket_split(b, e.rs(), lai.leader, lai.isr, false)?;
+        } else {
+            let lai = self.lai(b);
+            self.write_bucket(b, e.rs(), lai.leader, lai.isr, true)?;
+        }
         self.send_current(b);
         Ok(())
     }
@@ -211,9 +222,13 @@ impl Step<'_> {
     pub fn phase_b(&mut self, b: BucketId) -> Flow {
         self.fired(Rule::R10);
         let e = self.entry(b);
-        let lai = self.lai(b);
         let leader = self.target_leader(b);
-        self.write_bucket(b, e.trs, leader, lai.isr.intersect(e.trs_set()), true)?;
+        let isr = self.decision_lai(b).isr.intersect(e.trs_set());
+        if self.split_writes() {
+            self.write_bucket_split(b, e.trs, leader, isr, true)?;
+        } else {
+            self.write_bucket(b, e.trs, leader, isr, true)?;
+        }
         self.send_current(b);
         Ok(())
     }

@@ -116,20 +116,41 @@ impl<'a> Step<'a> {
         }
         e.at_origin(self.assignment(b), self.lai(b).leader)
     }
-    /// `at_target(b)` (spec 4).
+    /// Whether bucket writes are split as in Fluss (`split-bucket-writes`, D15).
+    pub fn split_writes(&self) -> bool {
+        self.bug(Bug::SplitBucketWrites)
+    }
+    /// The LeaderAndIsr the move decision table (R7, R11) reads. Under `split-bucket-writes`
+    /// it is the store's, as Fluss reads it from ZooKeeper there, since its context may have
+    /// run ahead; otherwise the cache, which equals the store.
+    pub fn decision_lai(&self, b: BucketId) -> LeaderAndIsr {
+        if self.split_writes() {
+            self.s.store.buckets.lai[b as usize]
+        } else {
+            self.lai(b)
+        }
+    }
+    /// `at_target(b)` (spec 4). Under `split-bucket-writes` both the context's and the store's
+    /// assignment must be the target, as in Fluss's decision table.
     pub fn at_target(&self, b: BucketId) -> bool {
-        *self.assignment(b) == self.entry(b).trs
+        let trs = self.entry(b).trs;
+        *self.assignment(b) == trs
+            && (!self.split_writes() || self.s.store.buckets.assignment[b as usize] == trs)
     }
     /// `caught_up(b)` (spec 4).
     pub fn caught_up(&self, b: BucketId) -> bool {
         let trs = self.entry(b).trs_set();
-        trs.is_subset(self.s.coordinator.live) && trs.is_subset(self.lai(b).isr)
+        trs.is_subset(self.s.coordinator.live) && trs.is_subset(self.decision_lai(b).isr)
     }
     /// `final_state(b)` (spec 4).
     pub fn final_state(&self, b: BucketId) -> bool {
         let live = self.s.coordinator.live;
-        self.entry(b)
-            .final_state(self.assignment(b), &self.lai(b), live, self.deleted(b))
+        self.entry(b).final_state(
+            self.assignment(b),
+            &self.decision_lai(b),
+            live,
+            self.deleted(b),
+        ) && self.at_target(b)
     }
     /// `elect(b, candidates)` (spec 4).
     pub fn elect(&self, b: BucketId, candidates: &[ServerId]) -> Option<ServerId> {
@@ -216,20 +237,92 @@ impl<'a> Step<'a> {
         if assignment == *self.assignment(b) && leader == old.leader && isr == old.isr {
             self.s.ghost.violations.epoch_without_change = true;
         }
-        let new = LeaderAndIsr {
+        let new = self.next_lai(old, leader, isr);
+        let i = b as usize;
+        self.s.store.buckets.lai[i] = new;
+        // Write-through: the cache changes only after the store write succeeded.
+        self.s.coordinator.cache.lai[i] = new;
+        if self.split_writes() {
+            // Fluss writes the LeaderAndIsr node alone here; the stored assignment may lag the
+            // context's (D15), and copying the context's into the store would repair it.
+            debug_assert_eq!(
+                assignment,
+                *self.assignment(b),
+                "a split write changes the LAI only"
+            );
+        } else {
+            self.s.store.buckets.assignment[i] = assignment;
+            self.s.coordinator.cache.assignment[i] = assignment;
+        }
+        Ok(())
+    }
+
+    /// The LeaderAndIsr a write makes of `old` (spec 4, `write_bucket`): bucket epoch + 1, leader
+    /// epoch + 1 iff the leader changes, this incarnation's coordinator epoch.
+    fn next_lai(
+        &self,
+        old: LeaderAndIsr,
+        leader: Option<ServerId>,
+        isr: crate::types::ServerSet,
+    ) -> LeaderAndIsr {
+        LeaderAndIsr {
             leader,
             leader_epoch: old.leader_epoch + u8::from(leader != old.leader),
             isr,
             bucket_epoch: old.bucket_epoch + 1,
             coordinator_epoch: self.s.coordinator.ce,
-        };
+        }
+    }
+
+    /// Fluss's bucket write that moves a replica set (Phase A, Phase B) under
+    /// `split-bucket-writes` (D15): the LeaderAndIsr node, then the assignment node, each put
+    /// into the context before the store is written. A failure at either aborts the step with
+    /// the context ahead of the store, and at the second with the store half written (a crash
+    /// between the two leaves the same store). `assignment_first` puts the new assignment into
+    /// the context before both, as Fluss's Phase B does before its LeaderAndIsr writes. The
+    /// new LeaderAndIsr is built from the stored one, as Fluss's Phase A reads it from
+    /// ZooKeeper.
+    pub fn write_bucket_split(
+        &mut self,
+        b: BucketId,
+        assignment: Replicas,
+        leader: Option<ServerId>,
+        isr: crate::types::ServerSet,
+        assignment_first: bool,
+    ) -> Flow {
         let i = b as usize;
-        self.s.store.buckets.assignment[i] = assignment;
-        self.s.store.buckets.lai[i] = new;
-        // Write-through: the cache changes only after the store write succeeded.
-        self.s.coordinator.cache.assignment[i] = assignment;
+        if assignment_first {
+            self.s.coordinator.cache.assignment[i] = assignment;
+        }
+        let new = self.next_lai(self.s.store.buckets.lai[i], leader, isr);
         self.s.coordinator.cache.lai[i] = new;
+        self.store_op()?;
+        self.fence(false)?;
+        self.s.store.buckets.lai[i] = new;
+        self.write_assignment(b, assignment)
+    }
+
+    /// The assignment node alone, context first, as Fluss writes it (`split-bucket-writes`:
+    /// the second half of Phase A and Phase B, and the retry of Phase A, which rewrites the
+    /// union). The assignment node carries no epoch.
+    pub fn write_assignment(&mut self, b: BucketId, assignment: Replicas) -> Flow {
+        let i = b as usize;
+        self.s.coordinator.cache.assignment[i] = assignment;
+        self.store_op()?;
+        self.fence(false)?;
+        self.s.store.buckets.assignment[i] = assignment;
         Ok(())
+    }
+
+    /// A resend of the decision table (R7.1, R7.2, R7.4). Under `split-bucket-writes` Fluss
+    /// reads the LeaderAndIsr from ZooKeeper and copies it into the context first, which is
+    /// how a context that ran ahead by an aborted write is repaired.
+    pub fn resend_stored(&mut self, b: BucketId) {
+        if self.split_writes() {
+            let i = b as usize;
+            self.s.coordinator.cache.lai[i] = self.s.store.buckets.lai[i];
+        }
+        self.send_current(b);
     }
 
     pub fn enqueue(&mut self, e: Event) {

@@ -58,9 +58,11 @@ impl Step<'_> {
     }
 
     /// A response whose context R12 can never find current again: an older coordinator epoch,
-    /// or leader or bucket epochs below the cache's (all three only grow).
+    /// or leader or bucket epochs below the store's (all three only grow; the cache equals the
+    /// store, and under `split-bucket-writes` it is never behind the store and falls back no
+    /// lower than it).
     pub fn response_dead(&self, msg: &NliResponse) -> bool {
-        let lai = self.lai(msg.bucket);
+        let lai = self.s.store.buckets.lai[msg.bucket as usize];
         msg.context.coordinator_epoch < self.s.coordinator.ce
             || msg.context.leader_epoch < lai.leader_epoch
             || msg.context.bucket_epoch < lai.bucket_epoch
