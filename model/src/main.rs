@@ -33,9 +33,27 @@ struct ModelArgs {
     /// largest CI preset: one move bucket under a server crash and restart.
     #[arg(long, default_value = "ci-server-crash")]
     config: String,
-    /// Restore a historical bug (spec section 10); repeatable.
+    /// Restore a historical bug (spec section 10); repeatable. Also accepts the names of the
+    /// Fluss-as-written variants.
     #[arg(long = "bug", value_name = "NAME")]
     bugs: Vec<Bug>,
+    /// Check one of Fluss's own choices where the spec decided otherwise ("Fluss as written",
+    /// spec section 10); repeatable, and variants combine.
+    #[arg(long = "variant", value_name = "NAME", value_parser = Bug::parse_variant)]
+    variants: Vec<Bug>,
+}
+
+impl ModelArgs {
+    /// Every switch, from `--bug` and `--variant`, each once, in the order given.
+    fn switches(&self) -> Vec<Bug> {
+        let mut all: Vec<Bug> = Vec::new();
+        for b in self.bugs.iter().chain(&self.variants) {
+            if !all.contains(b) {
+                all.push(*b);
+            }
+        }
+        all
+    }
 }
 
 #[derive(Subcommand)]
@@ -71,6 +89,24 @@ enum Command {
         /// Address to listen on; keep it on loopback.
         #[arg(long, default_value = "127.0.0.1:3000")]
         addr: String,
+    },
+    /// Count leader elections per completed bucket (the churn of spec 10's
+    /// `reelect-on-reconcile`) over seeded random walks, each to a terminal state. An election
+    /// is a step in which R5 ran and raised a bucket's stored epochs; a completion is a step that
+    /// made a plan bucket COMPLETED. Prints the seed; the same seed gives the same walks. Exit
+    /// 0, or 2 on bad usage or configuration.
+    Churn {
+        #[command(flatten)]
+        model: ModelArgs,
+        /// Seed of the walks.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Number of walks.
+        #[arg(long, default_value_t = 10_000)]
+        walks: u32,
+        /// Longest walk, in steps (the graph is acyclic, so walks end well before on presets).
+        #[arg(long, default_value_t = 1_000)]
+        max_steps: usize,
     },
     /// List the presets with a one-line description.
     Configs,
@@ -138,7 +174,7 @@ fn load_config(name: &str) -> Result<Config, String> {
 fn model_from(args: &ModelArgs) -> Result<RebalanceModel, String> {
     Ok(RebalanceModel::new(
         load_config(&args.config)?,
-        BugSet::of(&args.bugs),
+        BugSet::of(&args.switches()),
     ))
 }
 
@@ -150,6 +186,29 @@ fn main() -> ExitCode {
                 let c = preset(name).expect("listed preset");
                 println!("{name:<12} {}", c.description);
             }
+            ExitCode::SUCCESS
+        }
+        Command::Churn {
+            model: args,
+            seed,
+            walks,
+            max_steps,
+        } => {
+            let c = match model_from(&args) {
+                Ok(model) => rebalance_model::churn::churn(&model, seed, walks, max_steps),
+                Err(e) => return usage(&e),
+            };
+            println!("{}", switches_line(&args.config, &args.switches()));
+            println!(
+                "seed {seed}, {walks} walks, {} steps: {} elections, {} completed buckets",
+                c.steps, c.elections, c.completed
+            );
+            println!(
+                "elections per completed bucket, over the {} walks that completed one: mean {:.3}, max {:.3}",
+                c.completing_walks,
+                c.mean_per_completed(),
+                c.max_per_completed
+            );
             ExitCode::SUCCESS
         }
         Command::Explore { model, addr } => {
@@ -209,7 +268,7 @@ fn main() -> ExitCode {
             json,
         } => {
             let config_name = model.config.clone();
-            let bugs = model.bugs.clone();
+            let bugs = model.switches();
             let model = match model_from(&model) {
                 Ok(m) => m,
                 Err(e) => return usage(&e),
@@ -320,16 +379,31 @@ fn usage(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn print_text(model: &RebalanceModel, r: &CheckReport, config: &str, bugs: &[Bug]) {
-    let bug_names: Vec<_> = bugs.iter().map(|b| b.name()).collect();
-    println!(
-        "config {config}{}",
-        if bugs.is_empty() {
-            String::new()
-        } else {
-            format!(", bugs {}", bug_names.join(","))
+/// The names of the switches of one kind: historical bugs, or Fluss-as-written variants.
+fn names(bugs: &[Bug], variants: bool) -> Vec<&'static str> {
+    bugs.iter()
+        .filter(|b| b.is_variant() == variants)
+        .map(|b| b.name())
+        .collect()
+}
+
+/// `config NAME, bugs A,B, variants C,D`: every active switch is named, each under its kind,
+/// so a verdict on a combination of Fluss's variants says which combination it is.
+fn switches_line(config: &str, bugs: &[Bug]) -> String {
+    let mut head = format!("config {config}");
+    for (label, list) in [
+        ("bugs", names(bugs, false)),
+        ("variants", names(bugs, true)),
+    ] {
+        if !list.is_empty() {
+            head.push_str(&format!(", {label} {}", list.join(",")));
         }
-    );
+    }
+    head
+}
+
+fn print_text(model: &RebalanceModel, r: &CheckReport, config: &str, bugs: &[Bug]) {
+    println!("{}", switches_line(config, bugs));
     println!(
         "unique states {}, total states {}, max depth {}, {:.2} s, {:.0} states/s{}",
         r.unique_states,
@@ -384,7 +458,8 @@ const EXPLORER_ADDR: &str = "127.0.0.1:3000";
 fn explore_command(config: &str, bugs: &[Bug]) -> String {
     let mut cmd = format!("rebalance-model explore --config {config}");
     for b in bugs {
-        cmd.push_str(&format!(" --bug {}", b.name()));
+        let flag = if b.is_variant() { "variant" } else { "bug" };
+        cmd.push_str(&format!(" --{flag} {}", b.name()));
     }
     cmd
 }
@@ -415,7 +490,8 @@ fn to_json(r: &CheckReport, config: &str, bugs: &[Bug]) -> String {
         .collect();
     serde_json::to_string_pretty(&serde_json::json!({
         "config": config,
-        "bugs": bugs,
+        "bugs": names(bugs, false),
+        "variants": names(bugs, true),
         "unique_states": r.unique_states,
         "total_states": r.total_states,
         "max_depth": r.max_depth,

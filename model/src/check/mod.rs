@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod checker;
+pub mod churn;
 pub mod cycle;
 pub mod describe;
 pub mod expect;
