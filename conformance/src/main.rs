@@ -47,6 +47,10 @@ enum Command {
         /// Restore a historical bug in the model (the manager is then expected to diverge).
         #[arg(long = "bug", value_name = "NAME")]
         bugs: Vec<String>,
+        /// Check a Fluss-as-written variant in the model (spec section 10; the manager follows
+        /// the spec, so it is expected to diverge); repeatable.
+        #[arg(long = "variant", value_name = "NAME")]
+        variants: Vec<String>,
         /// Print the per-action and per-rule coverage table.
         #[arg(long)]
         coverage: bool,
@@ -77,6 +81,9 @@ enum Command {
         /// Restore a historical bug in the model.
         #[arg(long = "bug", value_name = "NAME")]
         bugs: Vec<String>,
+        /// Check a Fluss-as-written variant in the model; repeatable.
+        #[arg(long = "variant", value_name = "NAME")]
+        variants: Vec<String>,
         /// Where a diverging trace is written.
         #[arg(long, default_value = ".")]
         out_dir: PathBuf,
@@ -112,14 +119,14 @@ fn load_config(name: &str) -> Result<Config, String> {
     rebalance_model::presets::load(name)
 }
 
-fn parse_bugs(names: &[String]) -> Result<Vec<Bug>, String> {
-    names
-        .iter()
-        .map(|n| {
-            n.parse::<Bug>()
-                .map_err(|_| format!("unknown bug switch `{n}`"))
-        })
-        .collect()
+/// The switches of `--bug` and `--variant`; an unknown variant's error lists the valid names.
+fn parse_bugs(names: &[String], variants: &[String]) -> Result<Vec<Bug>, String> {
+    let bugs = names.iter().map(|n| {
+        n.parse::<Bug>()
+            .map_err(|_| format!("unknown bug switch `{n}`"))
+    });
+    let variants = variants.iter().map(|n| Bug::parse_variant(n));
+    bugs.chain(variants).collect()
 }
 
 fn main() -> ExitCode {
@@ -223,6 +230,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::Exhaustive {
             config,
             bugs,
+            variants,
             coverage,
             out_dir,
             threads,
@@ -230,7 +238,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
         } => {
             let sut = sut.command()?;
             let cfg = load_config(&config)?;
-            let bugs = parse_bugs(&bugs)?;
+            let bugs = parse_bugs(&bugs, &variants)?;
             let model = RebalanceModel::new(cfg.clone(), BugSet::of(&bugs));
             eprintln!("walking every edge of `{config}` against the manager ...");
             let progress = |s: &exhaustive::WalkStats| {
@@ -285,10 +293,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
             cases,
             steps,
             bugs,
+            variants,
             out_dir,
         } => {
             let cfg = load_config(&config)?;
-            let bugs = parse_bugs(&bugs)?;
+            let bugs = parse_bugs(&bugs, &variants)?;
             let model = RebalanceModel::new(cfg.clone(), BugSet::of(&bugs));
             println!("random walks on `{config}`: seed {seed}, {cases} cases, up to {steps} steps");
             match random::run(&model, seed, cases, steps) {

@@ -1,7 +1,9 @@
 //! The harness has teeth: each historical bug's shortest counterexample, replayed against the
 //! manager (which implements the fixed protocol), diverges, and it diverges at the step where
-//! the old behaviour acts, never earlier.
+//! the old behaviour acts, never earlier. Likewise each "Fluss as written" variant's kept trace
+//! (spec 10): the manager follows the spec, not Fluss's choice.
 
+use rebalance_conformance::lockstep::Lockstep;
 use rebalance_conformance::replay::{replay, ReplayError};
 use rebalance_model::shortest::first_discoveries;
 use rebalance_model::{preset, Action, Bug, BugSet, Event, RebalanceModel, Trace};
@@ -41,6 +43,90 @@ const EXPECTED: &[(Bug, &str, usize, Acts)] = &[
     (Bug::RecoveryOrder, "ci-two-buckets", 14, Acts::RecoverEvent),
 ];
 
+/// A Fluss-as-written variant's row: its trace under `model/traces`, the switches to replay it
+/// with (`None`: the trace's own), the 1-based step at which the manager must diverge, and what
+/// that step is.
+struct VariantRow {
+    variant: Bug,
+    trace: &'static str,
+    switches: Option<&'static [Bug]>,
+    step: usize,
+    acts: Acts,
+}
+
+/// One row per variant; `startup-read-blocks` is checked by its own test below.
+const VARIANTS: &[VariantRow] = &[
+    // R16 restores b1, whose leader failed over, instead of canceling it (D4).
+    VariantRow {
+        variant: Bug::FlussAtOrigin,
+        trace: "variant-fluss-at-origin.json",
+        switches: None,
+        step: 5,
+        acts: Acts::RecoverEvent,
+    },
+    // R14 re-elects the current leader and writes the bucket (D3).
+    VariantRow {
+        variant: Bug::ReelectOnReconcile,
+        trace: "variant-reelect-on-reconcile.json",
+        switches: None,
+        step: 5,
+        acts: Acts::ReconcileEvent,
+    },
+    // R16 gives recovery up after a failed read (D6).
+    VariantRow {
+        variant: Bug::StartupReadSkips,
+        trace: "variant-startup-read-skips.json",
+        switches: None,
+        step: 3,
+        acts: Acts::RecoverEvent,
+    },
+    // The deposed coordinator's finalize lands on the task node: the manager's store refuses
+    // a write of an older coordinator epoch (D7), so the stored cancel stays.
+    VariantRow {
+        variant: Bug::UnfencedTaskWrites,
+        trace: "variant-unfenced-task-writes.json",
+        switches: None,
+        step: 6,
+        acts: Acts::ZombieResponse,
+    },
+    // R16 restores both buckets as running, in slots (D1 tracks them).
+    VariantRow {
+        variant: Bug::RecoveredShowsRebalancing,
+        trace: "variant-recovered-shows-rebalancing.json",
+        switches: None,
+        step: 19,
+        acts: Acts::RecoverEvent,
+    },
+    // With `recovery-order`: b1 is admitted before b0, whose union waits in pending; both
+    // switches act at this Recover.
+    VariantRow {
+        variant: Bug::HashOrderRecovery,
+        trace: "variant-hash-order-recovery.json",
+        switches: None,
+        step: 7,
+        acts: Acts::RecoverEvent,
+    },
+    // Alone it violates nothing (findings F11), but it still acts: on the steps of F10's trace
+    // recovery restores both mid-migration buckets, and in reverse plan order it queues
+    // Reconcile(b1) before Reconcile(b0), where the manager queues them in plan order.
+    VariantRow {
+        variant: Bug::HashOrderRecovery,
+        trace: "variant-recovered-shows-rebalancing.json",
+        switches: Some(&[Bug::HashOrderRecovery]),
+        step: 19,
+        acts: Acts::RecoverEvent,
+    },
+    // Phase A's union write is a second store operation and fails; the manager's Phase A is
+    // one write (D15), which has no second operation to fail and lands.
+    VariantRow {
+        variant: Bug::SplitBucketWrites,
+        trace: "variant-split-bucket-writes.json",
+        switches: None,
+        step: 1,
+        acts: Acts::StoreFault,
+    },
+];
+
 /// What the diverging step must be.
 #[derive(Clone, Copy, Debug)]
 enum Acts {
@@ -48,6 +134,7 @@ enum Acts {
     ReconcileEvent,
     RecoverEvent,
     Response,
+    ZombieResponse,
     StoreFault,
     CancelWithStoreFault,
 }
@@ -85,6 +172,7 @@ impl Acts {
                     ..
                 }
             ),
+            Acts::ZombieResponse => matches!(a, Action::ZombieDeliverNliResponse { .. }),
             Acts::StoreFault => a.fail_store_op().is_some(),
             Acts::CancelWithStoreFault => {
                 matches!(
@@ -102,10 +190,55 @@ fn describe(a: &Action) -> String {
     rebalance_model::describe::action(a)
 }
 
+/// The divergences seen, and what was not as pinned.
+#[derive(Default)]
+struct Teeth {
+    report: Vec<String>,
+    wrong: Vec<String>,
+}
+
+impl Teeth {
+    /// Replays `trace` against the manager: it must diverge at `want_step`, a step that `acts`.
+    fn check(&mut self, label: &str, trace: &Trace, want_step: usize, acts: Acts) {
+        match replay(trace) {
+            Ok(_) => panic!("{label}: the manager agreed with the model on every step"),
+            Err(ReplayError::Invalid(e)) => {
+                panic!("{label}: the model's own trace is invalid: {e}")
+            }
+            Err(ReplayError::Divergence { step, mismatch }) => {
+                self.report.push(format!(
+                    "{label}: {} steps, diverges at step {step} ({}): {}",
+                    trace.steps.len(),
+                    describe(&trace.steps[step - 1]),
+                    mismatch.summary
+                ));
+                if step != want_step {
+                    self.wrong.push(format!(
+                        "{label}: diverged at step {step}, pinned {want_step}"
+                    ));
+                }
+                if !acts.matches(&trace.steps[step - 1]) {
+                    self.wrong
+                        .push(format!("{label}: step {step} is not {acts:?}"));
+                }
+            }
+        }
+    }
+
+    fn assert_as_pinned(self) {
+        println!("{}", self.report.join("\n"));
+        assert!(
+            self.wrong.is_empty(),
+            "{}\n{}",
+            self.wrong.join("\n"),
+            self.report.join("\n")
+        );
+    }
+}
+
 #[test]
 fn every_bug_counterexample_diverges_where_the_old_behaviour_acts() {
-    let mut report = Vec::new();
-    let mut wrong = Vec::new();
+    let mut teeth = Teeth::default();
     for &(bug, preset_name, want_step, acts) in EXPECTED {
         let config = preset(preset_name).expect("preset exists");
         let model = RebalanceModel::new(config.clone(), BugSet::of(&[bug]));
@@ -115,32 +248,88 @@ fn every_bug_counterexample_diverges_where_the_old_behaviour_acts() {
             .find(|c| c.property == bug.violated_property())
             .unwrap_or_else(|| panic!("{bug}: no counterexample on {preset_name}"));
         let trace = Trace::new(config, BugSet::of(&[bug]), cx.actions.clone());
-        match replay(&trace) {
-            Ok(_) => panic!("{bug}: the manager agreed with the buggy model on every step"),
-            Err(ReplayError::Invalid(e)) => panic!("{bug}: the model's own trace is invalid: {e}"),
-            Err(ReplayError::Divergence { step, mismatch }) => {
-                report.push(format!(
-                    "{bug} on {preset_name}: counterexample {} steps, diverges at step {step} ({}): {}",
-                    cx.actions.len(),
-                    describe(&cx.actions[step - 1]),
-                    mismatch.summary
-                ));
-                if step != want_step {
-                    wrong.push(format!(
-                        "{bug}: diverged at step {step}, pinned {want_step}"
-                    ));
-                }
-                if !acts.matches(&cx.actions[step - 1]) {
-                    wrong.push(format!("{bug}: step {step} is not {acts:?}"));
-                }
-            }
+        teeth.check(&format!("{bug} on {preset_name}"), &trace, want_step, acts);
+    }
+    teeth.assert_as_pinned();
+}
+
+fn model_trace(name: &str) -> Trace {
+    let path = format!("{}/../model/traces/{name}", env!("CARGO_MANIFEST_DIR"));
+    Trace::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn every_variant_trace_diverges_where_the_variant_acts() {
+    let mut teeth = Teeth::default();
+    for row in VARIANTS {
+        let mut trace = model_trace(row.trace);
+        if let Some(switches) = row.switches {
+            trace = Trace::new(trace.config, BugSet::of(switches), trace.steps);
+        }
+        let label = format!("{} ({})", row.variant, row.trace);
+        assert!(
+            trace.bugs.contains(&row.variant),
+            "{label}: replayed without it"
+        );
+        teeth.check(&label, &trace, row.step, row.acts);
+    }
+    teeth.assert_as_pinned();
+}
+
+/// `startup-read-blocks` acts by leaving out R23's retry of the failed read, so its trace (a
+/// Register whose task write fails, a coordinator crash, a Recover whose read fails) ends where
+/// the variant's model has nothing left to do, and no replayed step can show it. The step where
+/// it acts is the next Tick, which the variant's model leaves out as a stutter (it changes
+/// nothing): mirrored on the manager as that, a Tick with no effect, the manager diverges,
+/// because under D6 its Tick queues the read again.
+#[test]
+fn startup_read_blocks_diverges_at_the_tick_that_does_not_retry() {
+    let trace = model_trace("variant-startup-read-blocks.json");
+    assert_eq!(trace.bugs, vec![Bug::StartupReadBlocks]);
+    let model = trace.model();
+    let mut lockstep = Lockstep::start(&model).expect("same initial state");
+    for (i, a) in trace.steps.iter().enumerate() {
+        if let Err(e) = lockstep.step(a) {
+            panic!(
+                "step {}: the manager diverged before the variant acts: {e:?}",
+                i + 1
+            );
         }
     }
-    println!("{}", report.join("\n"));
+    let blocked = lockstep.state().clone();
+    assert!(blocked.coordinator.recovery_pending && blocked.coordinator.events.is_empty());
     assert!(
-        wrong.is_empty(),
-        "{}\n{}",
-        wrong.join("\n"),
-        report.join("\n")
+        model.is_terminal(&blocked),
+        "the variant's model has nothing left to do"
     );
+    // Under D6 the same state has a Tick, which queues the read again.
+    let spec = RebalanceModel::new(trace.config.clone(), BugSet::none());
+    let (_, mut out) = spec
+        .step(&blocked, &Action::Tick)
+        .expect("D6: Tick retries");
+    assert_eq!(out.enqueued.as_slice(), &[Event::Recover]);
+    // The variant's Tick: the same step without the retry, so nothing queued, nothing changed.
+    out.enqueued.clear();
+    let stutter = lockstep.follow(&Action::Tick, blocked, out);
+    let mismatch = stutter.expect_err("the manager retries the read on a Tick");
+    println!(
+        "startup-read-blocks: diverges at the Tick after step 3: {}",
+        mismatch.summary
+    );
+    assert!(
+        mismatch.summary.starts_with("emitted effects differ"),
+        "the difference is what the Tick emitted (the queued read): {}",
+        mismatch.summary
+    );
+}
+
+#[test]
+fn every_variant_has_a_teeth_row() {
+    for variant in Bug::variants() {
+        let row = VARIANTS.iter().any(|r| r.variant == variant);
+        assert!(
+            row || variant == Bug::StartupReadBlocks,
+            "{variant} has no row in VARIANTS"
+        );
+    }
 }
