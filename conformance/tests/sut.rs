@@ -7,6 +7,9 @@
 //! builds it, as `rebalance-manager-stdio` has tests of its own), or at
 //! `$REBALANCE_MANAGER_STDIO`.
 
+mod common;
+use common::{assert_says, run};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -15,7 +18,7 @@ use rebalance_conformance::exhaustive::{walk_bounded, walk_sut, WalkError};
 use rebalance_conformance::replay::{replay, ReplayError};
 use rebalance_conformance::sut::driver::{DriverError, SutCommand};
 use rebalance_conformance::sut::replay::{replay as replay_sut, SutReplayError};
-use rebalance_model::shortest::first_discoveries;
+use rebalance_model::shortest::bug_counterexample;
 use rebalance_model::{preset, Bug, BugSet, RebalanceModel, Trace};
 
 fn stdio_binary() -> PathBuf {
@@ -157,14 +160,8 @@ fn bug_switch_counterexamples_diverge_through_the_stdio_manager_where_in_process
         (Bug::NoRequestFencing, "ci-messages"),
     ];
     for &(bug, preset_name) in rows {
-        let config = preset(preset_name).expect("preset");
-        let model = RebalanceModel::new(config.clone(), BugSet::of(&[bug]));
-        let found = first_discoveries(&model, &[bug.violated_property()]);
-        let cx = found
-            .iter()
-            .find(|c| c.property == bug.violated_property())
+        let trace = bug_counterexample(preset(preset_name).expect("preset"), bug)
             .unwrap_or_else(|| panic!("{bug}: no counterexample"));
-        let trace = Trace::new(config, BugSet::of(&[bug]), cx.actions.clone());
         let Err(ReplayError::Divergence { step, mismatch }) = replay(&trace) else {
             panic!("{bug}: in process, the counterexample does not diverge");
         };
@@ -222,8 +219,7 @@ fn a_malformed_effect_is_named_by_its_field_path() {
     assert!(matches!(*e.error, DriverError::Malformed { .. }), "{e:?}");
     let error = &e.error;
     let text = error.to_string();
-    assert!(text.contains("`effects[0].event.type`"), "{text}");
-    assert!(text.contains(r#""op":"start""#), "{text}");
+    assert_says(&text, &["`effects[0].event.type`", r#""op":"start""#]);
 }
 
 #[test]
@@ -255,8 +251,7 @@ fn an_implementation_that_exits_at_once_reports_its_status_and_stderr() {
     assert!(matches!(*e.error, DriverError::Exited { .. }), "{e:?}");
     let error = &e.error;
     let text = error.to_string();
-    assert!(text.contains("exit status: 3"), "{text}");
-    assert!(text.contains("broken"), "{text}");
+    assert_says(&text, &["exit status: 3", "broken"]);
 }
 
 #[test]
@@ -309,29 +304,20 @@ fn cli_replays_through_the_stdio_manager_and_exits_2_on_a_bad_implementation() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("agree at all 7 steps"), "{stdout}");
 
-    let out = conformance()
-        .args([
-            "replay",
-            "--step-timeout-ms",
-            "300",
-            "--sut",
-            &format!(
-                "sh -c '{}; exec sleep 60'",
-                first_lines(6).replace('\'', "")
-            ),
-        ])
-        .arg(here("traces/move-completes.json"))
-        .output()
-        .expect("runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("failed at step 1 (client: Register)"),
-        "{stderr}"
+    let hangs = format!(
+        "sh -c '{}; exec sleep 60'",
+        first_lines(6).replace('\'', "")
     );
-    assert!(
-        stderr.contains(r#"no answer to `{"op":"state"}` within 300 ms"#),
-        "{stderr}"
+    let (code, _, stderr) = run(conformance()
+        .args(["replay", "--step-timeout-ms", "300", "--sut", &hangs])
+        .arg(here("traces/move-completes.json")));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_says(
+        &stderr,
+        &[
+            "failed at step 1 (client: Register)",
+            r#"no answer to `{"op":"state"}` within 300 ms"#,
+        ],
     );
 
     let out = conformance()

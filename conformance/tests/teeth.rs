@@ -5,7 +5,7 @@
 
 use rebalance_conformance::lockstep::Lockstep;
 use rebalance_conformance::replay::{replay, ReplayError};
-use rebalance_model::shortest::first_discoveries;
+use rebalance_model::shortest::bug_counterexample;
 use rebalance_model::{preset, Action, Bug, BugSet, Event, RebalanceModel, Trace};
 
 /// Per bug: the CI preset its counterexample is found on, the 1-based step at which the manager
@@ -241,13 +241,8 @@ fn every_bug_counterexample_diverges_where_the_old_behaviour_acts() {
     let mut teeth = Teeth::default();
     for &(bug, preset_name, want_step, acts) in EXPECTED {
         let config = preset(preset_name).expect("preset exists");
-        let model = RebalanceModel::new(config.clone(), BugSet::of(&[bug]));
-        let found = first_discoveries(&model, &[bug.violated_property()]);
-        let cx = found
-            .iter()
-            .find(|c| c.property == bug.violated_property())
+        let trace = bug_counterexample(config, bug)
             .unwrap_or_else(|| panic!("{bug}: no counterexample on {preset_name}"));
-        let trace = Trace::new(config, BugSet::of(&[bug]), cx.actions.clone());
         teeth.check(&format!("{bug} on {preset_name}"), &trace, want_step, acts);
     }
     teeth.assert_as_pinned();

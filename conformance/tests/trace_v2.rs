@@ -2,6 +2,9 @@
 //! meets its expectations on the manager, a failing expectation exits 1 with a keyed diff, and a
 //! pattern that names several messages is refused with the candidates.
 
+mod common;
+use common::{assert_says, run};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -20,15 +23,9 @@ fn hand_written() -> Value {
 }
 
 fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rebalance-conformance"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().expect("exit code"),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, stdout, stderr) =
+        run(Command::new(env!("CARGO_BIN_EXE_rebalance-conformance")).args(args));
+    (code.expect("exit code"), stdout, stderr)
 }
 
 fn json_files(dir: &str) -> Vec<PathBuf> {
@@ -74,10 +71,12 @@ fn the_hand_written_trace_meets_its_expectations_on_the_manager() {
     assert!(ok.failures.is_empty(), "{:?}", ok.failures);
     let (code, stdout, stderr) = cli(&["replay", here(HAND_WRITTEN).to_str().unwrap()]);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(stdout.contains("agree at all 11 steps"), "{stdout}");
-    assert!(
-        stdout.contains("the manager meets all 7 expectations"),
-        "{stdout}"
+    assert_says(
+        &stdout,
+        &[
+            "agree at all 11 steps",
+            "the manager meets all 7 expectations",
+        ],
     );
 }
 
@@ -103,21 +102,14 @@ fn a_failing_expectation_exits_1_with_a_keyed_diff_of_the_manager() {
     std::fs::write(&file, v.to_string()).unwrap();
     let (code, stdout, _) = cli(&["replay", file.to_str().unwrap()]);
     assert_eq!(code, 1, "{stdout}");
-    assert!(
-        stdout.contains("EXPECTATION FAILED (manager): `steps[6].expect`"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("steps[6].expect.sent[1].leader  0"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains(r#"steps[8].expect.reply  "Accepted"  null"#),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("the manager fails 2 of 7 expectations"),
-        "{stdout}"
+    assert_says(
+        &stdout,
+        &[
+            "EXPECTATION FAILED (manager): `steps[6].expect`",
+            "steps[6].expect.sent[1].leader  0",
+            r#"steps[8].expect.reply  "Accepted"  null"#,
+            "the manager fails 2 of 7 expectations",
+        ],
     );
 }
 
@@ -135,8 +127,7 @@ fn an_ambiguous_pattern_is_an_invalid_trace_that_lists_the_candidates() {
     std::fs::write(&file, v.to_string()).unwrap();
     let (code, _, stderr) = cli(&["replay", file.to_str().unwrap()]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("field `steps[9]`"), "{stderr}");
-    assert!(stderr.contains("is ambiguous: it matches 2"), "{stderr}");
+    assert_says(&stderr, &["field `steps[9]`", "is ambiguous: it matches 2"]);
     let listed: Vec<rebalance_model::Action> = stderr
         .lines()
         .filter(|l| l.starts_with("    {"))

@@ -4,8 +4,11 @@
 //! property is checked when a state is first seen.
 
 use crate::action::Action;
+use crate::bug::{Bug, BugSet};
+use crate::config::Config;
 use crate::model::RebalanceModel;
 use crate::state::SystemState;
+use crate::trace::Trace;
 use crate::walk;
 use stateright::{Model, Property};
 use std::ops::ControlFlow;
@@ -29,6 +32,18 @@ impl Counterexample {
 }
 
 pub use crate::walk::fingerprint;
+
+/// The shortest violation of the property `bug` breaks, on `config` with `bug` switched on, as
+/// a replayable trace; `None` if the property holds there.
+pub fn bug_counterexample(config: Config, bug: Bug) -> Option<Trace> {
+    let bugs = BugSet::of(&[bug]);
+    let model = RebalanceModel::new(config.clone(), bugs);
+    let property = bug.violated_property();
+    first_discoveries(&model, &[property])
+        .into_iter()
+        .find(|c| c.property == property)
+        .map(|c| Trace::new(config, bugs, c.actions))
+}
 
 /// The first violation of each named `always` property (or example of a `sometimes`), in BFS
 /// order, so each path is a shortest one. Stops when all are found or the graph is exhausted.
