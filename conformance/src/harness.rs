@@ -15,7 +15,7 @@ use rebalance_model::{Action, RebalanceModel, StepOutput, SystemState};
 
 use crate::projection::{self, manager::AgeCaps};
 use crate::sut::{Incarnation, ManagerSide};
-use crate::translate::{self, TICK_MS};
+use crate::translate;
 
 /// Where and how the manager differed from the model in one step.
 #[derive(Clone, Debug)]
@@ -88,9 +88,10 @@ impl Harness {
 }
 
 impl<S: ManagerSide> Harness<S> {
-    /// Starts the manager side on the model's initial store. The model's initial state is a
-    /// coordinator that has started (R17) and found no task (R16), so the harness runs the
-    /// manager's `Recover` before comparing.
+    /// Starts the manager side on the model's initial store. Without a configured store the
+    /// model's initial state is a coordinator that has started (R17) and found no task (R16),
+    /// so the harness runs the manager's `Recover` before comparing; with one, Recover is still
+    /// queued on both sides and is the trace's first event to process.
     pub fn launch(
         model: &RebalanceModel,
         init: &SystemState,
@@ -115,7 +116,8 @@ impl<S: ManagerSide> Harness<S> {
             caps: AgeCaps::of(&model.config),
         };
         h.absorb(&effects);
-        if let Some(mgr::Event::Recover) = h.queue.front() {
+        let recovered = init.coordinator.events.is_empty();
+        if let (true, Some(mgr::Event::Recover)) = (recovered, h.queue.front()) {
             let ev = h.queue.pop_front().expect("front exists");
             effects.clear();
             h.manager
@@ -203,8 +205,9 @@ impl<S: ManagerSide> Harness<S> {
         }
         let mut effects = Vec::new();
         match action {
-            Action::Register { .. } => {
-                let plan = translate::plan(&model.register_plan(pre));
+            Action::Register { plan, .. } => {
+                let targets = plan.unwrap_or(&model.config.plan);
+                let plan = translate::plan(&model.register_plan(pre, targets));
                 self.input(mgr::Input::Register { plan }, &mut effects)?;
             }
             Action::Cancel { .. } => self.input(mgr::Input::Cancel, &mut effects)?,
@@ -249,7 +252,7 @@ impl<S: ManagerSide> Harness<S> {
                 &mut effects,
             )?,
             Action::Tick => {
-                self.now_ms += TICK_MS;
+                self.now_ms += self.config.check_interval_ms;
                 self.input(mgr::Input::Tick, &mut effects)?
             }
             Action::CrashCoordinator => {

@@ -1,24 +1,22 @@
 //! Model values to manager inputs (spec vocabulary on both sides, different representations).
 //!
-//! The model counts time in ticks; the manager in milliseconds. One tick is
-//! [`TICK_MS`] (spec 9: one tick is `check_interval_ms`).
+//! The model counts time in ticks; the manager in milliseconds. One tick is the
+//! configuration's `check_interval_ms` (spec 9), 30 s unless a configuration says otherwise.
 
 use std::collections::BTreeSet;
 
 use rebalance_manager as mgr;
 use rebalance_model as model;
 
-/// One model tick in manager milliseconds (the default check interval).
-pub const TICK_MS: u64 = 30_000;
-
 /// The manager configuration equivalent to a model configuration (durations scaled by a tick).
 pub fn config(c: &model::Config) -> mgr::Config {
+    let tick = c.tick_ms();
     mgr::Config {
-        task_timeout_ms: u64::from(c.task_timeout_ticks) * TICK_MS,
-        check_interval_ms: TICK_MS,
-        max_reconcile_backoff_ms: u64::from(c.max_reconcile_backoff_ticks) * TICK_MS,
-        target_unavailable_timeout_ms: u64::from(c.target_unavailable_timeout_ticks) * TICK_MS,
-        no_progress_timeout_ms: u64::from(c.no_progress_timeout_ticks) * TICK_MS,
+        task_timeout_ms: u64::from(c.task_timeout_ticks) * tick,
+        check_interval_ms: tick,
+        max_reconcile_backoff_ms: u64::from(c.max_reconcile_backoff_ticks) * tick,
+        target_unavailable_timeout_ms: u64::from(c.target_unavailable_timeout_ticks) * tick,
+        no_progress_timeout_ms: u64::from(c.no_progress_timeout_ticks) * tick,
         max_tracked_timed_out: usize::from(c.max_tracked_timed_out),
         max_inflight: usize::from(c.max_inflight),
     }
@@ -57,6 +55,10 @@ pub fn plan(entries: &[model::PlanEntry]) -> mgr::Plan {
             .collect(),
     )
 }
+
+crate::projection::same_variants!(fn task_status(model::TaskStatus) -> mgr::TaskStatus {
+    NotStarted, Rebalancing, Completed, Failed, Canceled
+});
 
 pub fn event(e: &model::Event) -> mgr::Event {
     match e {
@@ -101,7 +103,12 @@ pub fn adjust_isr(m: &model::AdjustIsr) -> mgr::Input {
 pub fn initial_store(s: &model::SystemState) -> mgr::MemStore {
     let mut state = mgr::PersistedState {
         coordinator_epoch: mgr::Epoch::from(s.store.coordinator_epoch.saturating_sub(1)),
-        task: None,
+        task: s.store.task.as_ref().map(|t| mgr::TaskNode {
+            id: mgr::RebalanceId::from(t.id),
+            status: task_status(t.status),
+            cancel_requested: t.cancel_requested,
+            plan: std::sync::Arc::new(plan(&t.plan)),
+        }),
         cluster: mgr::ClusterState::default(),
     };
     let meta = &s.store.buckets;

@@ -1,5 +1,6 @@
 //! Model actions and what a step emits.
 
+use crate::config::PlanTarget;
 use crate::message::{AdjustIsr, AdjustIsrResponse, Message, Nli, NliResponse};
 use crate::rule::RuleSet;
 use crate::state::Event;
@@ -13,8 +14,16 @@ use smallvec::SmallVec;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Action {
-    /// R1, with the plan of [`crate::RebalanceModel::register_plan`].
+    /// R1, with the plan [`crate::RebalanceModel::register_plan`] derives from `plan`'s
+    /// targets, or from the configuration's when the step carries none (a later rebalance
+    /// with another plan, such as a cleanup after a give-up, carries its own).
     Register {
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "interned_targets"
+        )]
+        plan: Option<&'static [PlanTarget]>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         fail_store_op: Option<u8>,
     },
@@ -74,7 +83,7 @@ pub enum Action {
 impl Action {
     pub fn fail_store_op(&self) -> Option<u8> {
         match self {
-            Action::Register { fail_store_op }
+            Action::Register { fail_store_op, .. }
             | Action::Cancel { fail_store_op }
             | Action::ProcessEvent { fail_store_op, .. }
             | Action::DeliverNliResponse { fail_store_op, .. }
@@ -87,7 +96,7 @@ impl Action {
     pub fn with_fail_store_op(&self, k: Option<u8>) -> Action {
         let mut a = *self;
         match &mut a {
-            Action::Register { fail_store_op }
+            Action::Register { fail_store_op, .. }
             | Action::Cancel { fail_store_op }
             | Action::ProcessEvent { fail_store_op, .. }
             | Action::DeliverNliResponse { fail_store_op, .. }
@@ -125,6 +134,26 @@ impl Action {
             Action::ZombieCancel => ActionKind::ZombieCancel,
         }
     }
+}
+
+/// A register step's targets, kept once per distinct list for the life of the process, so that
+/// an action stays `Copy` and two words wide: only loaded traces carry plans (the checker's
+/// registers use the configuration's), so the lists kept are the few distinct ones read.
+fn interned_targets<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<&'static [PlanTarget]>, D::Error> {
+    use std::sync::Mutex;
+    static KEPT: Mutex<Vec<&'static [PlanTarget]>> = Mutex::new(Vec::new());
+    let Some(targets) = Option::<Vec<PlanTarget>>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(k) = kept.iter().find(|k| **k == targets.as_slice()) {
+        return Ok(Some(*k));
+    }
+    let leaked: &'static [PlanTarget] = Box::leak(targets.into_boxed_slice());
+    kept.push(leaked);
+    Ok(Some(leaked))
 }
 
 /// The kinds of [`Action`], in declaration order. Coverage counts and the trace format's `kind`

@@ -1,7 +1,10 @@
 //! The model's configuration: the knobs of spec section 6 in ticks, the cluster, the plan targets
 //! and a budget per fault kind (spec section 9).
 
-use crate::types::{BucketId, ServerId, ServerSet};
+use crate::types::{
+    BucketId, Epoch, RebalanceId, ServerId, TaskStatus, MAX_BUCKETS, MAX_REPLICAS,
+    MAX_SERVERS,
+};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -28,14 +31,57 @@ fn is_zero(n: &u8) -> bool {
     *n == 0
 }
 
-/// The initial state of one bucket.
+/// The initial state of one bucket: its stored metadata, which every replica has adopted.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BucketConfig {
-    /// Initial replica list; its length is the replication factor.
+    /// Initial replica list; its length is the replication factor, except under a `store`
+    /// with a task, where a bucket may be left mid-migration at a union of up to twice that.
     pub assignment: Vec<ServerId>,
-    /// Initial leader, a member of `assignment`. The initial ISR is the whole assignment.
+    /// Initial leader, a member of `assignment` (and of `isr`).
     pub leader: ServerId,
+    /// Initial ISR, a subset of `assignment`; absent means the whole assignment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isr: Option<Vec<ServerId>>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub leader_epoch: Epoch,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bucket_epoch: Epoch,
+}
+
+/// A store the coordinator starts on (spec 3.1), as Fluss's recovery tests preload ZooKeeper:
+/// the persisted task and the coordinator epoch of the incarnation that wrote it. The buckets'
+/// metadata is the configuration's `buckets`. With a store, the coordinator starts as after R17:
+/// its epoch is one above the stored one and Recover (R16) is the first event.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// The stored coordinator epoch, the last incarnation's (at least 1).
+    pub coordinator_epoch: Epoch,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskConfig>,
+}
+
+/// The persisted rebalance task of a preloaded store (spec 3.1).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskConfig {
+    pub id: RebalanceId,
+    pub status: TaskStatus,
+    #[serde(default)]
+    pub cancel_requested: bool,
+    /// The persisted plan, in admission order; `new_leader` is `trs[0]` (spec 2).
+    pub plan: Vec<PlanEntryConfig>,
+}
+
+/// One persisted plan entry: the origin and target replica lists and the origin leader.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanEntryConfig {
+    pub bucket: BucketId,
+    pub ors: Vec<ServerId>,
+    pub trs: Vec<ServerId>,
+    pub old_leader: ServerId,
 }
 
 /// One target of the plan the client registers (the plan itself is derived by
@@ -48,8 +94,15 @@ pub struct PlanTarget {
     pub target: Vec<ServerId>,
 }
 
+/// The tick length when a configuration does not give `check_interval_ms`: Fluss's 30 s.
+pub const DEFAULT_CHECK_INTERVAL_MS: u64 = 30_000;
+/// The longest duration in ticks. Ages are `u16` and saturate one above their threshold
+/// (spec 9), so this bounds them; it admits Fluss's 24-hour no-progress limit at 30 s a tick.
+pub const MAX_DURATION_TICKS: u16 = 10_000;
+
 /// Everything that fixes one model instance. Durations are in ticks; one tick is
-/// `check_interval_ms` (spec 6, 9).
+/// `check_interval_ms` (spec 6, 9). Each duration may be given in milliseconds instead
+/// (`task_timeout_ms`), a whole number of ticks; [`Config::from_value`] converts it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
@@ -62,13 +115,33 @@ pub struct Config {
     pub buckets: Vec<BucketConfig>,
     /// Plan targets, in admission order.
     pub plan: Vec<PlanTarget>,
-    pub task_timeout_ticks: u8,
+    /// A preloaded store; absent means a fresh cluster with no task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<StoreConfig>,
+    /// The tick length in ms (spec 6 `check_interval_ms`); absent means 30,000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_interval_ms: Option<u64>,
+    #[serde(default)]
+    pub task_timeout_ticks: u16,
     /// Always 1: a tick is one check interval by definition (spec 9).
     #[serde(default = "one")]
     pub check_interval_ticks: u8,
-    pub max_reconcile_backoff_ticks: u8,
-    pub target_unavailable_timeout_ticks: u8,
-    pub no_progress_timeout_ticks: u8,
+    #[serde(default)]
+    pub max_reconcile_backoff_ticks: u16,
+    #[serde(default)]
+    pub target_unavailable_timeout_ticks: u16,
+    #[serde(default)]
+    pub no_progress_timeout_ticks: u16,
+    /// The same durations in ms, as Fluss's configuration gives them; each is an alternative to
+    /// its `_ticks` field and must be a whole number of ticks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_reconcile_backoff_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_unavailable_timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_progress_timeout_ms: Option<u64>,
     pub max_tracked_timed_out: u8,
     pub max_inflight: u8,
     pub budgets: Budgets,
@@ -158,10 +231,22 @@ impl Config {
     }
 
     pub fn from_json_str(text: &str) -> Result<Config, ConfigError> {
-        let config: Config = serde_json::from_str(text).map_err(|e| ConfigError::Parse {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| ConfigError::Parse {
+                path: "<json>".into(),
+                message: e.to_string(),
+            })?;
+        Config::from_value(value)
+    }
+
+    /// A configuration from its JSON value: durations given in ms converted to ticks, then
+    /// every field validated.
+    pub fn from_value(value: serde_json::Value) -> Result<Config, ConfigError> {
+        let mut config: Config = serde_json::from_value(value).map_err(|e| ConfigError::Parse {
             path: "<json>".into(),
             message: e.to_string(),
         })?;
+        config.durations_from_ms()?;
         config.validate()?;
         Ok(config)
     }
@@ -170,15 +255,96 @@ impl Config {
         self.buckets.len() as u8
     }
 
+    /// The tick length in ms.
+    pub fn tick_ms(&self) -> u64 {
+        self.check_interval_ms.unwrap_or(DEFAULT_CHECK_INTERVAL_MS)
+    }
+
+    /// Fills each `_ticks` duration given as `_ms` instead. A duration that is not a whole
+    /// number of ticks is refused rather than rounded: the model and the manager would then
+    /// time out at different instants.
+    fn durations_from_ms(&mut self) -> Result<(), ConfigError> {
+        let tick = self.tick_ms();
+        if tick == 0 {
+            return Err(ConfigError::invalid("check_interval_ms", "must be at least 1"));
+        }
+        let fields = [
+            ("task_timeout", self.task_timeout_ms, &mut self.task_timeout_ticks),
+            (
+                "max_reconcile_backoff",
+                self.max_reconcile_backoff_ms,
+                &mut self.max_reconcile_backoff_ticks,
+            ),
+            (
+                "target_unavailable_timeout",
+                self.target_unavailable_timeout_ms,
+                &mut self.target_unavailable_timeout_ticks,
+            ),
+            (
+                "no_progress_timeout",
+                self.no_progress_timeout_ms,
+                &mut self.no_progress_timeout_ticks,
+            ),
+        ];
+        for (name, ms, ticks) in fields {
+            let Some(ms) = ms else {
+                if *ticks == 0 {
+                    return Err(ConfigError::invalid(
+                        format!("{name}_ticks"),
+                        format!("missing (give `{name}_ticks` or `{name}_ms`)"),
+                    ));
+                }
+                continue;
+            };
+            let field = format!("{name}_ms");
+            if ms % tick != 0 {
+                return Err(ConfigError::invalid(
+                    field,
+                    format!("{ms} ms is not a whole number of ticks of {tick} ms (check_interval_ms)"),
+                ));
+            }
+            let n = ms / tick;
+            if n == 0 || n > u64::from(MAX_DURATION_TICKS) {
+                return Err(ConfigError::invalid(
+                    field,
+                    format!("{ms} ms is {n} ticks; must be 1..={MAX_DURATION_TICKS} ticks"),
+                ));
+            }
+            if *ticks != 0 && u64::from(*ticks) != n {
+                return Err(ConfigError::invalid(
+                    field,
+                    format!("{ms} ms is {n} ticks but `{name}_ticks` says {ticks}"),
+                ));
+            }
+            *ticks = n as u16;
+        }
+        Ok(())
+    }
+
     /// Checks every constraint the model relies on; the error names the first bad field.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.servers == 0 || self.servers > 8 {
-            return Err(ConfigError::invalid("servers", "must be in 1..=8"));
+        if self.servers == 0 || usize::from(self.servers) > MAX_SERVERS {
+            return Err(ConfigError::invalid(
+                "servers",
+                format!("must be in 1..={MAX_SERVERS}"),
+            ));
         }
         if self.replication_factor == 0 || self.replication_factor > self.servers {
             return Err(ConfigError::invalid(
                 "replication_factor",
                 format!("must be in 1..={} (the number of servers)", self.servers),
+            ));
+        }
+        // A replica list is stored inline at MAX_REPLICAS; the longest one is a union of an
+        // origin and a target, at most twice the factor and at most every server.
+        if usize::from(self.servers.min(2 * self.replication_factor)) > MAX_REPLICAS {
+            return Err(ConfigError::invalid(
+                "replication_factor",
+                format!(
+                    "with more than {MAX_REPLICAS} servers, at most {} (a union of two \
+                     assignments must fit in {MAX_REPLICAS} replicas)",
+                    MAX_REPLICAS / 2
+                ),
             ));
         }
         if self.collect_superseded_nli && !self.collect_dead_messages {
@@ -193,40 +359,58 @@ impl Config {
                 "at least one bucket is needed",
             ));
         }
-        if self.buckets.len() > 8 {
-            return Err(ConfigError::invalid("buckets", "at most 8 buckets"));
+        if self.buckets.len() > MAX_BUCKETS {
+            return Err(ConfigError::invalid(
+                "buckets",
+                format!("at most {MAX_BUCKETS} buckets"),
+            ));
         }
+        // Mid-migration a stored assignment may be a union (spec 2); only a preloaded task
+        // can leave one.
+        let union_allowed = self.store.as_ref().is_some_and(|s| s.task.is_some());
         for (b, bucket) in self.buckets.iter().enumerate() {
             let field = format!("buckets[{b}].assignment");
-            self.check_replicas(&field, &bucket.assignment)?;
-            if !bucket.assignment.contains(&bucket.leader) {
+            if union_allowed {
+                let rf = usize::from(self.replication_factor);
+                let n = bucket.assignment.len();
+                if n < rf || n > 2 * rf {
+                    return Err(ConfigError::invalid(
+                        field.as_str(),
+                        format!("has {n} replicas; must be {rf}..={} (a union at most)", 2 * rf),
+                    ));
+                }
+                self.check_servers(&field, &bucket.assignment)?;
+            } else {
+                self.check_replicas(&field, &bucket.assignment)?;
+            }
+            let isr = bucket.isr.as_deref().unwrap_or(&bucket.assignment);
+            if let Some(given) = &bucket.isr {
+                let field = format!("buckets[{b}].isr");
+                self.check_servers(&field, given)?;
+                if given.is_empty() {
+                    return Err(ConfigError::invalid(field, "must not be empty"));
+                }
+                if let Some(j) = given.iter().position(|s| !bucket.assignment.contains(s)) {
+                    return Err(ConfigError::invalid(
+                        format!("{field}[{j}]"),
+                        format!("server {} is not in the assignment", given[j]),
+                    ));
+                }
+            }
+            if !bucket.assignment.contains(&bucket.leader) || !isr.contains(&bucket.leader) {
                 return Err(ConfigError::invalid(
                     format!("buckets[{b}].leader"),
-                    format!("leader {} is not in the assignment", bucket.leader),
-                ));
-            }
-        }
-        let mut seen = ServerSet::EMPTY;
-        for (i, target) in self.plan.iter().enumerate() {
-            if target.bucket >= self.bucket_count() {
-                return Err(ConfigError::invalid(
-                    format!("plan[{i}].bucket"),
                     format!(
-                        "bucket {} out of range ({} buckets)",
-                        target.bucket,
-                        self.buckets.len()
+                        "leader {} is not in the assignment and the ISR",
+                        bucket.leader
                     ),
                 ));
             }
-            if seen.contains(target.bucket) {
-                return Err(ConfigError::invalid(
-                    format!("plan[{i}].bucket"),
-                    format!("bucket {} appears twice in the plan", target.bucket),
-                ));
-            }
-            seen.insert(target.bucket);
-            self.check_replicas(&format!("plan[{i}].target"), &target.target)?;
         }
+        if let Some(store) = &self.store {
+            self.check_store(store)?;
+        }
+        self.check_targets("plan", &self.plan)?;
         if self.check_interval_ticks != 1 {
             return Err(ConfigError::invalid(
                 "check_interval_ticks",
@@ -245,8 +429,11 @@ impl Config {
             ),
             ("no_progress_timeout_ticks", self.no_progress_timeout_ticks),
         ] {
-            if value == 0 || value > 16 {
-                return Err(ConfigError::invalid(field, "must be in 1..=16 ticks"));
+            if value == 0 || value > MAX_DURATION_TICKS {
+                return Err(ConfigError::invalid(
+                    field,
+                    format!("must be in 1..={MAX_DURATION_TICKS} ticks"),
+                ));
             }
         }
         if self.max_tracked_timed_out == 0 {
@@ -255,12 +442,84 @@ impl Config {
                 "must be at least 1 (spec 6)",
             ));
         }
-        if self.max_inflight > 8 {
-            return Err(ConfigError::invalid("max_inflight", "must be in 0..=8"));
+        if usize::from(self.max_inflight) > MAX_BUCKETS {
+            return Err(ConfigError::invalid(
+                "max_inflight",
+                format!("must be in 0..={MAX_BUCKETS}"),
+            ));
         }
         Ok(())
     }
 
+    fn check_store(&self, store: &StoreConfig) -> Result<(), ConfigError> {
+        // The new incarnation's epoch is one above; epochs are u8.
+        if store.coordinator_epoch == 0 || store.coordinator_epoch == Epoch::MAX {
+            return Err(ConfigError::invalid(
+                "store.coordinator_epoch",
+                format!("must be in 1..={}", Epoch::MAX - 1),
+            ));
+        }
+        let Some(task) = &store.task else {
+            return Ok(());
+        };
+        if task.id == 0 || task.id == RebalanceId::MAX {
+            return Err(ConfigError::invalid(
+                "store.task.id",
+                format!("must be in 1..={} (R1 numbers from 1)", RebalanceId::MAX - 1),
+            ));
+        }
+        let mut seen = Vec::new();
+        for (i, e) in task.plan.iter().enumerate() {
+            let field = format!("store.task.plan[{i}]");
+            self.check_plan_bucket(&format!("{field}.bucket"), e.bucket, &mut seen)?;
+            self.check_replicas(&format!("{field}.ors"), &e.ors)?;
+            self.check_replicas(&format!("{field}.trs"), &e.trs)?;
+            if !e.ors.contains(&e.old_leader) {
+                return Err(ConfigError::invalid(
+                    format!("{field}.old_leader"),
+                    format!("server {} is not in `ors`", e.old_leader),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A plan's bucket: in range and not already in the plan.
+    fn check_plan_bucket(
+        &self,
+        field: &str,
+        bucket: BucketId,
+        seen: &mut Vec<BucketId>,
+    ) -> Result<(), ConfigError> {
+        if bucket >= self.bucket_count() {
+            return Err(ConfigError::invalid(
+                field,
+                format!(
+                    "bucket {bucket} out of range ({} buckets)",
+                    self.buckets.len()
+                ),
+            ));
+        }
+        if seen.contains(&bucket) {
+            return Err(ConfigError::invalid(
+                field,
+                format!("bucket {bucket} appears twice in the plan"),
+            ));
+        }
+        seen.push(bucket);
+        Ok(())
+    }
+
+    /// A list of plan targets (the configuration's `plan`, or a `register` step's): each
+    /// bucket in range and once, each target a valid replica list. `field` is the list's path.
+    pub fn check_targets(&self, field: &str, targets: &[PlanTarget]) -> Result<(), ConfigError> {
+        let mut seen = Vec::new();
+        for (i, target) in targets.iter().enumerate() {
+            self.check_plan_bucket(&format!("{field}[{i}].bucket"), target.bucket, &mut seen)?;
+            self.check_replicas(&format!("{field}[{i}].target"), &target.target)?;
+        }
+        Ok(())
+    }
     fn check_replicas(&self, field: &str, replicas: &[ServerId]) -> Result<(), ConfigError> {
         if replicas.len() != self.replication_factor as usize {
             return Err(ConfigError::invalid(
@@ -272,6 +531,11 @@ impl Config {
                 ),
             ));
         }
+        self.check_servers(field, replicas)
+    }
+
+    /// Every server in range and none twice.
+    fn check_servers(&self, field: &str, replicas: &[ServerId]) -> Result<(), ConfigError> {
         for (j, s) in replicas.iter().enumerate() {
             if *s >= self.servers {
                 return Err(ConfigError::invalid(

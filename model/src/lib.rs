@@ -18,6 +18,7 @@ pub mod config;
 mod coordinator;
 mod environment;
 pub mod inline;
+pub mod spill;
 pub mod message;
 pub mod model;
 pub mod presets;
@@ -36,7 +37,9 @@ pub use check::{
 
 pub use action::{Action, ActionKind, CancelReply, ClientReply, RegisterReply, StepOutput};
 pub use bug::{Bug, BugSet};
-pub use config::{BucketConfig, Budgets, Config, ConfigError, PlanTarget};
+pub use config::{
+    BucketConfig, Budgets, Config, ConfigError, PlanEntryConfig, PlanTarget, StoreConfig, TaskConfig,
+};
 pub use message::{AdjustIsr, AdjustIsrResponse, AdjustIsrResult, Message, Nli, NliResponse};
 pub use model::RebalanceModel;
 pub use presets::{preset, preset_names};

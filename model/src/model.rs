@@ -2,14 +2,14 @@
 
 use crate::action::{Action, StepOutput};
 use crate::bug::BugSet;
-use crate::config::Config;
+use crate::config::{BucketConfig, Config, PlanTarget, TaskConfig};
 use crate::coordinator::{responses_accepted, Step};
 use crate::environment;
 use crate::message::Message;
 use crate::rule::Rule;
 use crate::state::{
     BucketMeta, Coordinator, Event, Ghost, LastStep, Network, PerBucket, ReplicaView, ServerState,
-    Store, SystemState,
+    Store, SystemState, TaskNode,
 };
 use crate::types::{LeaderAndIsr, Plan, PlanEntry, Replicas, ServerSet};
 use crate::{describe, explorer, properties};
@@ -55,40 +55,58 @@ impl RebalanceModel {
         inside
     }
 
-    /// The single initial state: every server up and in sync with the store, no task.
+    /// The single initial state: every server up and in sync with the store. Without a
+    /// configured `store`, no task, and the coordinator (epoch 1) has started and recovered
+    /// nothing. With one, the store as given, and the coordinator has just started on it as R17
+    /// does: its epoch one above the stored one, Recover (R16) the first event.
     pub fn init_state(&self) -> SystemState {
         let cfg = &self.config;
-        let ce = 1;
+        let (stored_ce, task) = match &cfg.store {
+            None => (1, None),
+            Some(s) => (s.coordinator_epoch, s.task.as_ref().map(task_node)),
+        };
+        let ce = if cfg.store.is_some() {
+            stored_ce + 1
+        } else {
+            stored_ce
+        };
         let mut buckets = BucketMeta {
             assignment: PerBucket::new(),
             lai: PerBucket::new(),
             deleted: PerBucket::new(),
         };
-        for b in &cfg.buckets {
-            buckets.assignment.push(Replicas::from_slice(&b.assignment));
-            buckets.lai.push(LeaderAndIsr {
+        let view = |b: &BucketConfig| {
+            let isr = ServerSet::from_servers(b.isr.as_ref().unwrap_or(&b.assignment));
+            let lai = LeaderAndIsr {
                 leader: Some(b.leader),
-                leader_epoch: 0,
-                isr: ServerSet::from_servers(&b.assignment),
-                bucket_epoch: 0,
-                coordinator_epoch: ce,
-            });
+                leader_epoch: b.leader_epoch,
+                isr,
+                bucket_epoch: b.bucket_epoch,
+                coordinator_epoch: stored_ce,
+            };
+            (Replicas::from_slice(&b.assignment), lai)
+        };
+        for b in &cfg.buckets {
+            let (assignment, lai) = view(b);
+            buckets.assignment.push(assignment);
+            buckets.lai.push(lai);
             buckets.deleted.push(false);
         }
         let servers = (0..cfg.servers)
             .map(|s| ServerState {
                 up: true,
-                last_ce: ce,
+                last_ce: stored_ce,
                 views: cfg
                     .buckets
                     .iter()
                     .map(|b| {
-                        b.assignment.contains(&s).then(|| ReplicaView {
-                            leader_epoch: 0,
-                            bucket_epoch: 0,
-                            leader: Some(b.leader),
-                            replicas: Replicas::from_slice(&b.assignment),
-                            isr: ServerSet::from_servers(&b.assignment),
+                        let (replicas, lai) = view(b);
+                        b.assignment.contains(&s).then_some(ReplicaView {
+                            leader_epoch: lai.leader_epoch,
+                            bucket_epoch: lai.bucket_epoch,
+                            leader: lai.leader,
+                            replicas,
+                            isr: lai.isr,
                             isr_rejected: false,
                         })
                     })
@@ -96,13 +114,19 @@ impl RebalanceModel {
             })
             .collect();
         let all = ServerSet::from_servers(&(0..cfg.servers).collect::<Vec<_>>());
+        let mut coordinator = Coordinator::fresh(ce, all, buckets.clone());
+        if cfg.store.is_some() {
+            coordinator.recovery_pending = true;
+            coordinator.recovery_queued = true;
+            coordinator.events.push(Event::Recover);
+        }
         SystemState {
             store: Store {
-                task: None,
+                task,
                 buckets,
                 coordinator_epoch: ce,
             },
-            coordinator: Coordinator::fresh(ce, all, buckets),
+            coordinator,
             servers,
             network: Network::new(),
             budgets: cfg.budgets,
@@ -111,12 +135,11 @@ impl RebalanceModel {
         }
     }
 
-    /// The plan R1 is given: for each configured target bucket not deleted, `ors` = current
-    /// assignment, `trs` = configured target, `old_leader` = current leader or `ors[0]`,
-    /// `new_leader = trs[0]`.
-    pub fn register_plan(&self, state: &SystemState) -> Plan {
-        self.config
-            .plan
+    /// The plan R1 is given for `targets` (the configuration's or a register step's): for each
+    /// target bucket not deleted, `ors` = current assignment, `trs` = the target, `old_leader`
+    /// = current leader or `ors[0]`, `new_leader = trs[0]`.
+    pub fn register_plan(&self, state: &SystemState, targets: &[PlanTarget]) -> Plan {
+        targets
             .iter()
             .filter(|t| !state.store.buckets.deleted[t.bucket as usize])
             .map(|t| {
@@ -188,12 +211,12 @@ impl RebalanceModel {
     /// Dispatches an action; false if it is not enabled.
     fn run(&self, st: &mut Step<'_>, pre: &SystemState, action: &Action) -> bool {
         match action {
-            Action::Register { .. } => {
+            Action::Register { plan, .. } => {
                 if pre.budgets.register == 0 {
                     return false;
                 }
                 st.s.budgets.register -= 1;
-                let plan = self.register_plan(pre);
+                let plan = self.register_plan(pre, plan.unwrap_or(&self.config.plan));
                 let _ = st.register(plan);
             }
             Action::Cancel { .. } => {
@@ -392,6 +415,7 @@ impl RebalanceModel {
         if b.register > 0 {
             push(
                 Action::Register {
+                    plan: None,
                     fail_store_op: None,
                 },
                 out,
@@ -519,6 +543,26 @@ impl RebalanceModel {
         let mut candidates = Vec::new();
         self.candidate_actions(state, &mut candidates);
         candidates.iter().all(|a| self.step(state, a).is_none())
+    }
+}
+
+/// The task node a preloaded store holds (`new_leader` is `trs[0]`, spec 2).
+fn task_node(t: &TaskConfig) -> TaskNode {
+    TaskNode {
+        id: t.id,
+        status: t.status,
+        cancel_requested: t.cancel_requested,
+        plan: t
+            .plan
+            .iter()
+            .map(|e| PlanEntry {
+                bucket: e.bucket,
+                ors: Replicas::from_slice(&e.ors),
+                trs: Replicas::from_slice(&e.trs),
+                old_leader: e.old_leader,
+                new_leader: e.trs[0],
+            })
+            .collect(),
     }
 }
 

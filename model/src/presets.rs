@@ -13,11 +13,17 @@ fn base(description: &str, servers: u8, rf: u8) -> Config {
         replication_factor: rf,
         buckets: Vec::new(),
         plan: Vec::new(),
+        store: None,
+        check_interval_ms: None,
         task_timeout_ticks: 2,
         check_interval_ticks: 1,
         max_reconcile_backoff_ticks: 2,
         target_unavailable_timeout_ticks: 3,
         no_progress_timeout_ticks: 4,
+        task_timeout_ms: None,
+        max_reconcile_backoff_ms: None,
+        target_unavailable_timeout_ms: None,
+        no_progress_timeout_ms: None,
         max_tracked_timed_out: 1,
         max_inflight: 1,
         budgets: Budgets {
@@ -35,6 +41,9 @@ fn bucket(assignment: &[u8]) -> BucketConfig {
     BucketConfig {
         assignment: assignment.to_vec(),
         leader: assignment[0],
+        isr: None,
+        leader_epoch: 0,
+        bucket_epoch: 0,
     }
 }
 

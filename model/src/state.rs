@@ -1,18 +1,17 @@
 //! The whole system's state (spec section 3), with the time abstraction of spec 9.
 
 use crate::config::Budgets;
-use crate::inline::InlineVec;
 use crate::message::Message;
 use crate::types::{
-    BucketId, BucketStatus, Epoch, Key, LeaderAndIsr, OverallStatus, Plan, PlanEntry, RebalanceId,
-    Replicas, ServerId, ServerSet, TaskStatus, MAX_BUCKETS, MAX_SERVERS,
+    BucketId, BucketStatus, Entries, Epoch, Key, LeaderAndIsr, OverallStatus, Plan, PlanEntry,
+    RebalanceId, Replicas, ServerId, ServerSet, TaskStatus,
 };
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 use std::hash::{Hash, Hasher};
 
 /// One value per bucket, indexed by bucket id.
-pub type PerBucket<T> = InlineVec<T, MAX_BUCKETS>;
+pub type PerBucket<T> = Entries<T>;
 /// The in-flight messages. Rarely more than a handful; a longer network spills to the heap
 /// rather than failing.
 pub type Network = SmallVec<[Message; 8]>;
@@ -20,7 +19,7 @@ pub type Network = SmallVec<[Message; 8]>;
 pub type EventQueue = SmallVec<[Event; 8]>;
 
 /// The persisted rebalance task (spec 3.1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TaskNode {
     pub id: RebalanceId,
     pub status: TaskStatus,
@@ -29,7 +28,7 @@ pub struct TaskNode {
 }
 
 /// Per-bucket metadata, both in the store and in the coordinator's write-through cache.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct BucketMeta {
     pub assignment: PerBucket<Replicas>,
     pub lai: PerBucket<LeaderAndIsr>,
@@ -37,7 +36,7 @@ pub struct BucketMeta {
 }
 
 /// The store (ZooKeeper), spec 3.1. Survives coordinator crashes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Store {
     pub task: Option<TaskNode>,
     pub buckets: BucketMeta,
@@ -62,12 +61,12 @@ pub struct Observed {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Attempt {
     pub key: Key,
-    pub age: u8,
-    pub since_progress: u8,
+    pub age: u16,
+    pub since_progress: u16,
     pub observed: Observed,
-    pub blocked_for: Option<u8>,
+    pub blocked_for: Option<u16>,
     pub reconciles: u8,
-    pub reconcile_in: u8,
+    pub reconcile_in: u16,
 }
 
 /// Coordinator-internal events (spec 3.2).
@@ -91,13 +90,13 @@ pub struct Coordinator {
     pub overall: Option<OverallStatus>,
     pub plan: Plan,
     /// `status[b]` for every plan bucket.
-    pub status: InlineVec<(BucketId, BucketStatus), MAX_BUCKETS>,
-    pub pending: InlineVec<BucketId, MAX_BUCKETS>,
+    pub status: Entries<(BucketId, BucketStatus)>,
+    pub pending: Entries<BucketId>,
     /// Active attempts by bucket; running iff the status is REBALANCING, tracked iff TIMEOUT.
-    pub attempts: InlineVec<(BucketId, Attempt), MAX_BUCKETS>,
+    pub attempts: Entries<(BucketId, Attempt)>,
     /// Keys of the current rebalance only (R1 clears them), so at most one per bucket.
-    pub queued_timeouts: InlineVec<Key, MAX_BUCKETS>,
-    pub queued_reconciles: InlineVec<Key, MAX_BUCKETS>,
+    pub queued_timeouts: Entries<Key>,
+    pub queued_reconciles: Entries<Key>,
     pub cancel_requested: bool,
     pub finalize_pending: bool,
     pub finalize_queued: bool,
@@ -119,7 +118,7 @@ pub struct ReplicaView {
 }
 
 /// A tablet server (spec 3.3). Views survive a restart (they are on disk).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ServerState {
     pub up: bool,
     pub last_ce: Epoch,
@@ -180,7 +179,7 @@ pub struct LastStep {
 pub struct SystemState {
     pub store: Store,
     pub coordinator: Coordinator,
-    pub servers: InlineVec<ServerState, MAX_SERVERS>,
+    pub servers: Entries<ServerState>,
     /// A multiset kept sorted, so equal multisets are equal states.
     pub network: Network,
     pub budgets: Budgets,
@@ -320,11 +319,11 @@ impl Coordinator {
             rid: None,
             overall: None,
             plan: Plan::new(),
-            status: InlineVec::new(),
-            pending: InlineVec::new(),
-            attempts: InlineVec::new(),
-            queued_timeouts: InlineVec::new(),
-            queued_reconciles: InlineVec::new(),
+            status: Entries::new(),
+            pending: Entries::new(),
+            attempts: Entries::new(),
+            queued_timeouts: Entries::new(),
+            queued_reconciles: Entries::new(),
             cancel_requested: false,
             finalize_pending: false,
             finalize_queued: false,

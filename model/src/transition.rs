@@ -48,7 +48,7 @@ pub fn record(
     let c = &post.coordinator;
     let fresh_plan = pc.rid != c.rid;
     let restored_final = fresh_plan && post.ghost.final_recovered;
-    let stored_for_rid = post.store.task.filter(|t| Some(t.id) == c.rid);
+    let stored_for_rid = post.store.task.as_ref().filter(|t| Some(t.id) == c.rid);
     let cancel_stored = stored_for_rid.is_some_and(|t| t.cancel_requested);
     let final_stored = stored_for_rid.is_some_and(|t| t.status.is_final());
     let mut v = post.ghost.violations;
@@ -135,6 +135,7 @@ fn cancel_effects_hold(post: &SystemState) -> bool {
     let stored = post
         .store
         .task
+        .as_ref()
         .is_some_and(|t| Some(t.id) == c.rid && t.cancel_requested);
     let none_pending = c
         .status

@@ -1,18 +1,27 @@
 //! Identifiers, statuses and the plan (spec sections 2 and 3).
 
 use crate::inline::InlineVec;
+use crate::spill::SpillVec;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// Servers are `0..MAX_SERVERS` ([`ServerSet`] is an 8-bit mask).
-pub const MAX_SERVERS: usize = 8;
-/// Buckets are `0..MAX_BUCKETS`; per-bucket state is stored inline at this capacity.
-pub const MAX_BUCKETS: usize = 8;
+/// Servers are `0..MAX_SERVERS` ([`ServerSet`] is a 16-bit mask).
+pub const MAX_SERVERS: usize = 16;
+/// Buckets are `0..MAX_BUCKETS` (a bucket set is a [`ServerSet`]-sized mask too).
+pub const MAX_BUCKETS: usize = 16;
+/// Per-bucket and per-server lists are inline up to this many entries and on the heap beyond
+/// (see [`SpillVec`]): every exhaustive preset fits inline, so its states copy as before.
+pub const INLINE_ENTRIES: usize = 8;
+/// The longest replica list: a union of an origin and a target (spec 2). With more than this
+/// many servers the replication factor is at most half of it.
+pub const MAX_REPLICAS: usize = 8;
 
 /// An ordered replica list (an assignment, `ors`, `trs`, `rs`), stored inline.
-pub type Replicas = InlineVec<ServerId, MAX_SERVERS>;
+pub type Replicas = InlineVec<ServerId, MAX_REPLICAS>;
+/// One entry per bucket or per server: inline up to [`INLINE_ENTRIES`].
+pub type Entries<T> = SpillVec<T, INLINE_ENTRIES>;
 /// A plan: one entry per plan bucket, in admission order.
-pub type Plan = InlineVec<PlanEntry, MAX_BUCKETS>;
+pub type Plan = Entries<PlanEntry>;
 
 /// A tablet server id, `0..servers` (spec 2).
 pub type ServerId = u8;
@@ -23,10 +32,10 @@ pub type RebalanceId = u8;
 /// Leader, bucket and coordinator epochs. Every fault is budgeted, so they stay small.
 pub type Epoch = u8;
 
-/// A set of servers as a bitmask (servers are `0..8`). Serialized as an ascending list so that
+/// A set of servers as a bitmask (servers are `0..16`). Serialized as an ascending list so that
 /// traces stay hand-writable: `[0, 2]`.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ServerSet(pub u8);
+pub struct ServerSet(pub u16);
 
 impl ServerSet {
     pub const EMPTY: ServerSet = ServerSet(0);
@@ -58,7 +67,7 @@ impl ServerSet {
         self.0.count_ones()
     }
     pub fn iter(self) -> impl Iterator<Item = ServerId> {
-        (0..8u8).filter(move |s| self.contains(*s))
+        (0..MAX_SERVERS as u8).filter(move |s| self.contains(*s))
     }
 }
 
@@ -77,9 +86,9 @@ impl Serialize for ServerSet {
 impl<'de> Deserialize<'de> for ServerSet {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let servers = Vec::<ServerId>::deserialize(deserializer)?;
-        if let Some(bad) = servers.iter().find(|s| **s >= 8) {
+        if let Some(bad) = servers.iter().find(|s| usize::from(**s) >= MAX_SERVERS) {
             return Err(serde::de::Error::custom(format!(
-                "server {bad} out of range (at most 8 servers)"
+                "server {bad} out of range (at most {MAX_SERVERS} servers)"
             )));
         }
         Ok(ServerSet::from_servers(&servers))

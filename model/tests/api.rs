@@ -119,6 +119,7 @@ fn step_reports_reply_store_ops_and_rules() {
         .step(
             &init,
             &Action::Register {
+                plan: None,
                 fail_store_op: None,
             },
         )
@@ -136,6 +137,7 @@ fn step_reports_reply_store_ops_and_rules() {
         .step(
             &init,
             &Action::Register {
+                plan: None,
                 fail_store_op: Some(3)
             }
         )
@@ -144,6 +146,7 @@ fn step_reports_reply_store_ops_and_rules() {
         .step(
             &init,
             &Action::Register {
+                plan: None,
                 fail_store_op: Some(2),
             },
         )

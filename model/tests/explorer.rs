@@ -28,6 +28,7 @@ fn after_register(model: &RebalanceModel) -> SystemState {
         .step(
             &s,
             &Action::Register {
+                plan: None,
                 fail_store_op: None,
             },
         )

@@ -319,7 +319,7 @@ fn split_bucket_writes_migrate_a_bucket_after_its_cancel_was_stored() {
     );
     let last = replay.states.last().unwrap();
     assert_eq!(last.store.buckets.assignment[0].as_slice(), &[1, 0]);
-    assert!(last.store.task.unwrap().cancel_requested);
+    assert!(last.store.task.as_ref().unwrap().cancel_requested);
     // D15: Phase A is one write, so the register has no third store operation; when that one
     // write fails, context and store both stay at the origin and the cancel cancels the bucket.
     let spec = RebalanceModel::new(trace.config.clone(), BugSet::none());
@@ -329,6 +329,7 @@ fn split_bucket_writes_migrate_a_bucket_after_its_cancel_was_stored() {
         "no third store operation"
     );
     let failed_phase_a = Action::Register {
+        plan: None,
         fail_store_op: Some(2),
     };
     let mut state = spec.step(&init, &failed_phase_a).expect("enabled").0;

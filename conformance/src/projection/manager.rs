@@ -10,11 +10,11 @@ use super::{
     Attempt, BucketId, BucketStatus, Effects, Event, Flags, Key, Lai, OverallStatus, PlanEntry,
     Reply, Sent, ServerSet, Servers, State, Task, TaskStatus,
 };
-use crate::translate::TICK_MS;
-
-/// The saturation bounds the model applies to ages (spec 9), in ticks.
+/// The saturation bounds the model applies to ages (spec 9), in ticks, and the tick length
+/// that turns the manager's timestamps into ticks.
 #[derive(Clone, Copy, Debug)]
 pub struct AgeCaps {
+    pub tick_ms: u64,
     pub task_timeout: u64,
     pub no_progress: u64,
     pub target_unavailable: u64,
@@ -23,6 +23,7 @@ pub struct AgeCaps {
 impl AgeCaps {
     pub fn of(c: &model::Config) -> AgeCaps {
         AgeCaps {
+            tick_ms: c.tick_ms(),
             task_timeout: c.task_timeout_ticks.into(),
             no_progress: c.no_progress_timeout_ticks.into(),
             target_unavailable: c.target_unavailable_timeout_ticks.into(),
@@ -30,10 +31,17 @@ impl AgeCaps {
     }
 }
 
-/// A manager timestamp as the model's age in ticks, saturated one above `cap` as the model
-/// saturates it.
-pub(crate) fn ticks_since(now: u64, then: u64, cap: u64) -> u64 {
-    (now.saturating_sub(then) / TICK_MS).min(cap + 1)
+impl AgeCaps {
+    /// A manager timestamp as the model's age in ticks, saturated one above `cap` as the model
+    /// saturates it.
+    fn ticks_since(&self, now: u64, then: u64, cap: u64) -> u64 {
+        (now.saturating_sub(then) / self.tick_ms).min(cap + 1)
+    }
+
+    /// Ticks until a manager deadline, as the model's countdown.
+    fn ticks_until(&self, now: u64, deadline: u64) -> u64 {
+        deadline.saturating_sub(now).div_ceil(self.tick_ms)
+    }
 }
 
 pub(crate) fn servers(list: &[mgr::ServerId]) -> Servers {
@@ -132,12 +140,12 @@ pub fn state(
         let attempt = if v.tracked {
             Attempt::Tracked {
                 key: key(a.key),
-                since_progress: ticks_since(now, a.last_progress_ms, caps.no_progress),
+                since_progress: caps.ticks_since(now, a.last_progress_ms, caps.no_progress),
                 blocked_for: a
                     .blocked_since_ms
-                    .map(|t| ticks_since(now, t, caps.target_unavailable)),
+                    .map(|t| caps.ticks_since(now, t, caps.target_unavailable)),
                 reconciles: a.reconciles.into(),
-                reconcile_in: a.next_reconcile_ms.saturating_sub(now).div_ceil(TICK_MS),
+                reconcile_in: caps.ticks_until(now, a.next_reconcile_ms),
                 observed_assignment: servers(&a.observed.assignment),
                 observed_leader: a.observed.leader.map(u64::from),
                 observed_isr: set(&a.observed.isr),
@@ -145,7 +153,7 @@ pub fn state(
         } else {
             Attempt::Running {
                 key: key(a.key),
-                age: ticks_since(now, a.started_ms, caps.task_timeout),
+                age: caps.ticks_since(now, a.started_ms, caps.task_timeout),
             }
         };
         (u64::from(*b), attempt)

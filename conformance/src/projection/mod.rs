@@ -37,6 +37,8 @@ macro_rules! same_variants {
         }
     };
 }
+// Also for the translation of a preloaded store's task status (`translate.rs`).
+pub(crate) use same_variants;
 
 pub mod manager;
 pub mod model;
@@ -49,8 +51,8 @@ use std::fmt::{self, Write};
 
 /// An ordered list of servers (an assignment, a plan's replica list), kept inline. `len` is the
 /// true length; at most [`Servers::CAP`] ids are kept, which holds every list of distinct model
-/// servers (the model has at most 8), so two lists are equal exactly when both are. An id above
-/// 254 (the model's are below 8) is kept as 255, which no model list holds.
+/// servers (a model replica list has at most 8), so two lists are equal exactly when both are. An
+/// id above 254 (the model's are below 16) is kept as 255, which no model list holds.
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
 pub struct Servers {
     len: u8,
@@ -93,7 +95,7 @@ impl fmt::Debug for Servers {
 }
 
 /// A set of servers (an ISR, the live servers) as a bit mask: bit `s` for server `s` (bit 63 for
-/// every server above 62; the model's are below 8).
+/// every server above 62; the model's are below 16).
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
 pub struct ServerSet(pub u64);
 

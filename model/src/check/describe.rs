@@ -36,7 +36,18 @@ pub fn message(m: &Message) -> String {
 /// "actor: what" for one action.
 pub fn action(a: &Action) -> String {
     match a {
-        Action::Register { fail_store_op } => format!("client: Register{}", fail(fail_store_op)),
+        Action::Register {
+            plan: None,
+            fail_store_op,
+        } => format!("client: Register{}", fail(fail_store_op)),
+        Action::Register {
+            plan: Some(targets),
+            fail_store_op,
+        } => format!(
+            "client: Register plan {}{}",
+            render::json(targets),
+            fail(fail_store_op)
+        ),
         Action::Cancel { fail_store_op } => format!("client: Cancel{}", fail(fail_store_op)),
         Action::ProcessEvent {
             event: e,

@@ -8,7 +8,7 @@ use super::pattern::{self, Limits, Shape, ShapeError};
 use super::render;
 use crate::action::{Action, ActionKind, StepOutput};
 use crate::bug::{Bug, BugSet};
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, PlanTarget};
 use crate::message::Message;
 use crate::model::RebalanceModel;
 use crate::state::SystemState;
@@ -391,7 +391,7 @@ fn parse(v: &Value) -> Result<Trace, TraceError> {
     let specs = raw_steps
         .iter()
         .enumerate()
-        .map(|(i, s)| parse_step(s, &format!("steps[{i}]"), version, limits))
+        .map(|(i, s)| parse_step(s, &format!("steps[{i}]"), version, &config))
         .collect::<Result<Vec<_>, _>>()?;
     let end = match top.get("expect") {
         None => None,
@@ -461,15 +461,13 @@ fn parse_config(v: Option<&Value>) -> Result<Config, TraceError> {
             "missing (a model configuration)",
         ));
     };
-    let config: Config = serde_json::from_value(v.clone())
-        .map_err(|e| TraceError::invalid("config", e.to_string()))?;
-    config.validate().map_err(|e| match e {
+    Config::from_value(v.clone()).map_err(|e| match e {
         ConfigError::Invalid { field, message } => {
             TraceError::invalid(format!("config.{field}"), message)
         }
+        ConfigError::Parse { message, .. } => TraceError::invalid("config", message),
         other => TraceError::invalid("config", other.to_string()),
-    })?;
-    Ok(config)
+    })
 }
 
 fn parse_bugs(v: Option<&Value>) -> Result<Vec<Bug>, TraceError> {
@@ -500,7 +498,11 @@ fn parse_bugs(v: Option<&Value>) -> Result<Vec<Bug>, TraceError> {
 }
 
 /// Validates one step: its kind, its fields (by pattern or whole), `count` and `expect`.
-fn parse_step(v: &Value, path: &str, version: u64, limits: Limits) -> Result<StepSpec, TraceError> {
+fn parse_step(v: &Value, path: &str, version: u64, config: &Config) -> Result<StepSpec, TraceError> {
+    let limits = Limits {
+        servers: config.servers.into(),
+        buckets: config.buckets.len() as u64,
+    };
     let Some(obj) = v.as_object() else {
         return Err(TraceError::invalid(
             path,
@@ -575,6 +577,12 @@ fn parse_step(v: &Value, path: &str, version: u64, limits: Limits) -> Result<Ste
             );
         }
     }
+    if kind == "register" {
+        if let Some(plan) = rest.remove("plan") {
+            v2("plan")?;
+            pat.insert("plan".into(), register_plan(&plan, &format!("{path}.plan"), config)?);
+        }
+    }
     let is_message = matches!(kind, "drop_message" | "duplicate_message");
     if delivered(kind).is_some() || is_message {
         // The message, whole under `msg` or by pattern at the top level.
@@ -622,6 +630,22 @@ fn parse_step(v: &Value, path: &str, version: u64, limits: Limits) -> Result<Ste
         count,
         expect,
     })
+}
+
+/// A register step's plan: a list of targets as the configuration's `plan` gives them, checked
+/// against the configuration the same way.
+fn register_plan(v: &Value, path: &str, config: &Config) -> Result<Value, TraceError> {
+    let targets: Vec<PlanTarget> = serde_json::from_value(v.clone()).map_err(|e| {
+        TraceError::invalid(
+            path,
+            format!("{e} (a plan is a list of {{\"bucket\": b, \"target\": [servers]}})"),
+        )
+    })?;
+    config.check_targets(path, &targets).map_err(|e| match e {
+        ConfigError::Invalid { field, message } => TraceError::invalid(field, message),
+        other => TraceError::invalid(path, other.to_string()),
+    })?;
+    Ok(serde_json::to_value(&targets).expect("targets serialize"))
 }
 
 /// The one action `spec` names in `state`: the step itself when it is whole, else the one

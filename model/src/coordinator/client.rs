@@ -24,7 +24,7 @@ impl Step<'_> {
             id,
             status: TaskStatus::NotStarted,
             cancel_requested: false,
-            plan,
+            plan: plan.clone(),
         });
         // Reset the manager; the event queue is kept.
         let c = &mut self.s.coordinator;
@@ -87,7 +87,7 @@ impl Step<'_> {
                 id: c.rid.expect("checked above"),
                 status: TaskStatus::Rebalancing,
                 cancel_requested: true,
-                plan: c.plan,
+                plan: c.plan.clone(),
             });
         }
         self.s.coordinator.cancel_requested = true;

@@ -15,7 +15,7 @@ impl Step<'_> {
         self.s.store.coordinator_epoch += 1;
         let ce = self.s.store.coordinator_epoch;
         let live = self.s.live();
-        let cache = self.s.store.buckets;
+        let cache = self.s.store.buckets.clone();
         let old = std::mem::replace(&mut self.s.coordinator, Coordinator::fresh(ce, live, cache));
         // Zombie coordinator (spec 9): the deposed incarnation is kept only while it has steps
         // left to take; otherwise it is fail-stop, as R17 says.
@@ -37,13 +37,13 @@ impl Step<'_> {
             }
             return Err(abort);
         }
-        let Some(task) = self.s.store.task else {
+        let Some(task) = self.s.store.task.clone() else {
             self.s.coordinator.recovery_pending = false;
             return Ok(());
         };
         let c = &mut self.s.coordinator;
         c.rid = Some(task.id);
-        c.plan = task.plan;
+        c.plan = task.plan.clone();
         c.cancel_requested = task.cancel_requested;
         self.s.ghost.restored = ServerSet::EMPTY;
         self.s.ghost.final_recovered = false;

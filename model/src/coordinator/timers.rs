@@ -32,9 +32,9 @@ impl Step<'_> {
     }
 
     /// `backoff(n)` in ticks (spec 4; one tick is `check_interval_ms`).
-    fn backoff(&self, n: u8) -> u8 {
+    fn backoff(&self, n: u8) -> u16 {
         let base = 1u32 << n.min(8);
-        base.min(self.config.max_reconcile_backoff_ticks as u32) as u8
+        base.min(u32::from(self.config.max_reconcile_backoff_ticks)) as u16
     }
 
     /// R14 Reconcile(key).
@@ -120,7 +120,7 @@ impl Step<'_> {
                 id: c.rid.expect("finalize needs a rebalance"),
                 status: final_status,
                 cancel_requested: c.cancel_requested,
-                plan: c.plan,
+                plan: c.plan.clone(),
             });
         }
         c.overall = Some(OverallStatus::of_task(final_status));
@@ -145,7 +145,7 @@ impl Step<'_> {
         self.fired(Rule::R23);
         let cfg = self.config;
         let c = &mut self.s.coordinator;
-        let statuses = c.status;
+        let statuses = &c.status;
         for (b, a) in c.attempts.iter_mut() {
             let st = statuses.iter().find(|(x, _)| x == b).map(|(_, s)| *s);
             if st == Some(BucketStatus::Rebalancing) {
@@ -158,7 +158,7 @@ impl Step<'_> {
                 a.reconcile_in = a.reconcile_in.saturating_sub(1);
             }
         }
-        let attempts = self.s.coordinator.attempts;
+        let attempts = self.s.coordinator.attempts.clone();
         // R23.1: running attempts past the task timeout.
         for (b, a) in &attempts {
             if self.s.coordinator.is_running(*b)
