@@ -27,6 +27,34 @@ fn random_walks_over_full_agree() {
     );
 }
 
+/// Past the model's inline capacity of 8: 16 buckets on 16 servers, every fault budgeted.
+#[test]
+fn random_walks_over_sixteen_buckets_and_sixteen_servers_agree() {
+    let seed = 16_016;
+    println!("seed {seed}");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../model/configs/wide-16x16.json");
+    let config = rebalance_model::Config::from_json_file(path).expect("wide config");
+    assert_eq!((config.buckets.len(), config.servers), (16, 16));
+    let model = RebalanceModel::new(config, BugSet::none());
+    let stats = random::run(&model, seed, 48, 400).unwrap_or_else(|d| {
+        panic!(
+            "seed {seed}: divergence after {} steps: {}\n{}",
+            d.steps.len(),
+            d.mismatch.summary,
+            d.mismatch.manager
+        )
+    });
+    assert_eq!(stats.cases, 48);
+    // The walks reach completions, give-ups, recovery and a server's crash and restart.
+    for rule in ["R12", "R14.3", "R16", "R19", "R20"] {
+        assert!(
+            stats.coverage.rules.get(rule).is_some_and(|n| *n > 0),
+            "seed {seed}: {rule} never fired:\n{}",
+            stats.coverage.render()
+        );
+    }
+}
+
 #[test]
 fn random_walks_find_and_shrink_a_restored_bug() {
     let seed = 7;

@@ -292,6 +292,35 @@ fn conformance() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rebalance-conformance"))
 }
 
+/// The scenario traces of issue 10, item 4 through the stdio manager: a register carrying its
+/// own plan is a `register` input with that plan, a preloaded store (a persisted task
+/// mid-migration) is the store handed over by `start`, and a tick of 30 s in ms.
+#[test]
+fn cli_replays_the_scenario_traces_through_the_stdio_manager() {
+    let good = format!("'{}'", stdio_binary().display());
+    for (name, steps) in [
+        ("traces/hand-written-cleanup-plan-after-give-up.json", 14),
+        ("traces/hand-written-recovery-from-preloaded-store.json", 7),
+        ("traces/hand-written-fluss-defaults-in-ms.json", 73),
+    ] {
+        let out = conformance()
+            .args(["replay", "--sut", &good])
+            .arg(here(name))
+            .output()
+            .expect("runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{name}: {stdout}");
+        assert!(
+            stdout.contains(&format!("agree at all {steps} steps")),
+            "{name}: {stdout}"
+        );
+        assert!(
+            stdout.contains("the manager meets all 5 expectations"),
+            "{name}: {stdout}"
+        );
+    }
+}
+
 #[test]
 fn cli_replays_through_the_stdio_manager_and_exits_2_on_a_bad_implementation() {
     let good = format!("'{}'", stdio_binary().display());

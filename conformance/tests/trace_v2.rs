@@ -135,3 +135,53 @@ fn an_ambiguous_pattern_is_an_invalid_trace_that_lists_the_candidates() {
         .collect();
     assert_eq!(listed.len(), 2, "{stderr}");
 }
+
+/// The scenario traces of issue 10, item 4: a second register with a cleanup plan, a start on
+/// a preloaded store with a persisted task mid-migration, and Fluss's durations in ms.
+const SCENARIOS: [&str; 3] = [
+    "traces/hand-written-cleanup-plan-after-give-up.json",
+    "traces/hand-written-recovery-from-preloaded-store.json",
+    "traces/hand-written-fluss-defaults-in-ms.json",
+];
+
+#[test]
+fn the_scenario_traces_meet_their_expectations_on_the_manager() {
+    for name in SCENARIOS {
+        let path = here(name);
+        let (code, stdout, stderr) = cli(&["replay", path.to_str().unwrap()]);
+        assert_eq!(code, 0, "{name}: {stdout}{stderr}");
+        assert!(
+            stdout.contains("the manager meets all 5 expectations"),
+            "{name}: {stdout}"
+        );
+    }
+    // The manager is started on the preloaded store and recovers its task: a wrong
+    // expectation about what recovery restored fails on the manager's side.
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(here(SCENARIOS[1])).unwrap()).unwrap();
+    v["steps"][0]["expect"]["buckets"]["0"]["status"] = json!("REBALANCING");
+    let t = Trace::from_json(&v.to_string()).unwrap();
+    let ok = replay(&t).expect("model and manager still agree");
+    assert_eq!(ok.failures.len(), 1, "{:?}", ok.failures);
+    assert_eq!(
+        ok.failures[0].diffs[0].path,
+        "steps[0].expect.buckets.0.status"
+    );
+    assert_eq!(ok.failures[0].diffs[0].actual, json!("TIMEOUT"));
+}
+
+#[test]
+fn durations_in_ms_reach_the_manager_as_ms() {
+    let t = Trace::read(here(SCENARIOS[2])).unwrap();
+    let c = rebalance_conformance::translate::config(&t.config);
+    assert_eq!(
+        (
+            c.check_interval_ms,
+            c.task_timeout_ms,
+            c.max_reconcile_backoff_ms,
+            c.target_unavailable_timeout_ms,
+            c.no_progress_timeout_ms
+        ),
+        (30_000, 120_000, 300_000, 1_800_000, 86_400_000)
+    );
+}

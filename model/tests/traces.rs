@@ -86,6 +86,7 @@ fn a_version_1_trace_still_loads_as_it_was_written() {
     assert!(matches!(
         t.steps[0],
         Action::Register {
+            plan: None,
             fail_store_op: None
         }
     ));
@@ -534,4 +535,250 @@ fn no_mutation_of_a_trace_makes_loading_panic() {
         }
     }
     assert!(refused > 1000, "most mutations are refused: {refused}");
+}
+
+// Scenarios that real tests need (issue 10, item 4): a register with its own plan, a preloaded
+// store, durations in ms, and clusters past 8 buckets and servers.
+
+const CLEANUP: &str = "../conformance/traces/hand-written-cleanup-plan-after-give-up.json";
+const PRELOADED: &str = "../conformance/traces/hand-written-recovery-from-preloaded-store.json";
+const FLUSS_MS: &str = "../conformance/traces/hand-written-fluss-defaults-in-ms.json";
+
+fn shipped(name: &str) -> (String, Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
+    let text = std::fs::read_to_string(&path).expect("read");
+    (
+        path.display().to_string(),
+        serde_json::from_str(&text).expect("JSON"),
+    )
+}
+
+#[test]
+fn the_scenario_traces_replay_with_every_expectation_holding() {
+    for name in [CLEANUP, PRELOADED, FLUSS_MS] {
+        let (path, _) = shipped(name);
+        let (code, stdout, stderr) = cli(&["replay", &path]);
+        assert_eq!(code, 0, "{path}: {stdout}{stderr}");
+        assert!(stdout.contains("5 expectations hold"), "{path}: {stdout}");
+    }
+}
+
+#[test]
+fn a_second_register_carries_its_cleanup_plan_into_the_stored_task() {
+    let (path, _) = shipped(CLEANUP);
+    let t = Trace::read(&path).expect("trace");
+    let Action::Register {
+        plan: Some(targets),
+        ..
+    } = t.steps[11]
+    else {
+        panic!("step 12 is the second register: {:?}", t.steps[11]);
+    };
+    assert_eq!(targets.len(), 1);
+    assert_eq!((targets[0].bucket, targets[0].target.clone()), (0, vec![0]));
+    let replay = t.replay().expect("replays");
+    let task = replay.states[12].store.task.clone().expect("task 2 stored");
+    assert_eq!(task.id, 2);
+    // The cleanup plan starts from the union the give-up left.
+    assert_eq!(
+        (task.plan[0].ors.to_vec(), task.plan[0].trs.to_vec()),
+        (vec![1, 0], vec![0])
+    );
+    // Written back out, the step still carries its plan and loads to the same trace.
+    let again = Trace::from_json(&t.to_json()).expect("round trip");
+    assert_eq!(again.steps, t.steps);
+}
+
+#[test]
+fn a_preloaded_store_starts_the_coordinator_with_recovery() {
+    let (path, _) = shipped(PRELOADED);
+    let t = Trace::read(&path).expect("trace");
+    let init = t.model().init_state();
+    assert_eq!(init.store.coordinator_epoch, 2, "one above the stored epoch");
+    assert_eq!(init.coordinator.ce, 2);
+    assert!(init.coordinator.recovery_pending);
+    assert_eq!(init.coordinator.events.len(), 1, "Recover is queued");
+    let task = init.store.task.as_ref().expect("the persisted task");
+    assert_eq!((task.id, task.plan[0].new_leader), (1, 1));
+    assert_eq!(init.store.buckets.assignment[0].to_vec(), vec![1, 2, 0]);
+    assert_eq!(init.servers[2].views[0].map(|v| v.bucket_epoch), Some(1));
+    assert_eq!(init.servers[2].last_ce, 1, "servers saw the last incarnation");
+}
+
+#[test]
+fn durations_in_ms_are_whole_ticks_or_a_typed_error() {
+    let (path, v) = shipped(FLUSS_MS);
+    let t = Trace::read(&path).expect("trace");
+    let c = &t.config;
+    assert_eq!(
+        (
+            c.task_timeout_ticks,
+            c.max_reconcile_backoff_ticks,
+            c.target_unavailable_timeout_ticks,
+            c.no_progress_timeout_ticks
+        ),
+        (4, 10, 60, 2880)
+    );
+    let bad = |field: &str, value: Value| {
+        let mut w = v.clone();
+        w["config"][field] = value;
+        w
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (w, path, says) in [
+        (
+            bad("task_timeout_ms", json!(120_001)),
+            "config.task_timeout_ms",
+            "not a whole number of ticks",
+        ),
+        (
+            bad("task_timeout_ticks", json!(5)),
+            "config.task_timeout_ms",
+            "says 5",
+        ),
+        (
+            bad("no_progress_timeout_ms", json!(30_000u64 * 10_001)),
+            "config.no_progress_timeout_ms",
+            "must be 1..=10000 ticks",
+        ),
+        (
+            bad("check_interval_ms", json!(0)),
+            "config.check_interval_ms",
+            "at least 1",
+        ),
+    ] {
+        assert_eq!(invalid_path(&w), path);
+        let file = write(dir.path(), "bad.json", &w);
+        let (code, _, stderr) = cli(&["replay", &file]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(&format!("field `{path}`")), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+    let mut missing = v.clone();
+    missing["config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("task_timeout_ms");
+    assert_eq!(invalid_path(&missing), "config.task_timeout_ticks");
+}
+
+#[test]
+fn a_bad_register_plan_or_store_is_a_typed_error_with_its_path() {
+    let (_, cleanup) = shipped(CLEANUP);
+    let (_, preloaded) = shipped(PRELOADED);
+    let with = |v: &Value, pointer: &str, value: Value| {
+        let mut w = v.clone();
+        *w.pointer_mut(pointer).expect(pointer) = value;
+        w
+    };
+    for (w, path) in [
+        (
+            with(&cleanup, "/steps/10/plan/0/bucket", json!(3)),
+            "steps[10].plan[0].bucket",
+        ),
+        (
+            with(&cleanup, "/steps/10/plan/0/target", json!([0, 0])),
+            "steps[10].plan[0].target",
+        ),
+        (
+            with(&cleanup, "/steps/10/plan", json!([{"bucket": 0}])),
+            "steps[10].plan",
+        ),
+        (
+            with(&preloaded, "/config/store/task/plan/0/ors", json!([0])),
+            "config.store.task.plan[0].ors",
+        ),
+        (
+            with(&preloaded, "/config/store/task/plan/0/old_leader", json!(2)),
+            "config.store.task.plan[0].old_leader",
+        ),
+        (
+            with(&preloaded, "/config/store/coordinator_epoch", json!(0)),
+            "config.store.coordinator_epoch",
+        ),
+        (
+            with(&preloaded, "/config/buckets/0/isr", json!([0, 3])),
+            "config.buckets[0].isr[1]",
+        ),
+        (
+            with(&preloaded, "/config/buckets/0/leader", json!(2)),
+            "config.buckets[0].leader",
+        ),
+        (
+            // A union needs a persisted task that can have left it.
+            with(&preloaded, "/config/store/task", Value::Null),
+            "config.buckets[0].assignment",
+        ),
+    ] {
+        assert_eq!(invalid_path(&w), path, "{w}");
+    }
+    // A plan on a register needs version 2, like every other addition.
+    let mut v1 = cleanup.clone();
+    v1["version"] = json!(1);
+    v1.as_object_mut().unwrap().remove("expect");
+    v1["steps"] = json!([{"kind": "register", "plan": [{"bucket": 0, "target": [2]}]}]);
+    assert_eq!(invalid_path(&v1), "steps[0].plan");
+}
+
+#[test]
+fn sixteen_buckets_on_sixteen_servers_replay_past_the_inline_capacity() {
+    let config = rebalance_model::Config::from_json_file(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/wide-16x16.json"),
+    )
+    .expect("wide config");
+    assert_eq!((config.buckets.len(), config.servers), (16, 16));
+    let mut too_many = serde_json::to_value(&config).unwrap();
+    too_many["buckets"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"assignment": [0, 1, 2], "leader": 0}));
+    assert_eq!(
+        rebalance_model::Config::from_value(too_many)
+            .unwrap_err()
+            .field(),
+        Some("buckets")
+    );
+    // Register, then always the first enabled action that is not a fault: every plan bucket
+    // moves through the per-bucket lists, which hold more than they keep inline.
+    let model = rebalance_model::RebalanceModel::new(config.clone(), rebalance_model::BugSet::none());
+    let mut state = model.init_state();
+    let mut steps = Vec::new();
+    for _ in 0..400 {
+        let mut enabled = Vec::new();
+        model.enabled_actions(&state, &mut enabled);
+        let Some(a) = enabled.into_iter().find(|a| {
+            a.fail_store_op().is_none()
+                && !matches!(
+                    a,
+                    Action::Cancel { .. }
+                        | Action::CrashServer { .. }
+                        | Action::CrashCoordinator
+                        | Action::DeleteBucket { .. }
+                        | Action::DropMessage { .. }
+                        | Action::DuplicateMessage { .. }
+                )
+        }) else {
+            break;
+        };
+        state = model.step(&state, &a).expect("enabled").0;
+        steps.push(a);
+    }
+    let task = state.store.task.as_ref().expect("registered");
+    assert_eq!(task.plan.len(), 12);
+    assert_eq!(task.status, rebalance_model::TaskStatus::Completed, "{steps:?}");
+    for e in task.plan.iter() {
+        let b = e.bucket as usize;
+        let mut at = state.store.buckets.assignment[b].to_vec();
+        let mut trs = e.trs.to_vec();
+        at.sort();
+        trs.sort();
+        // A leader-only entry keeps its assignment's order; every entry ends led by trs[0].
+        assert_eq!(at, trs, "bucket {b}");
+        assert_eq!(state.store.buckets.lai[b].leader, Some(e.new_leader), "bucket {b}");
+    }
+    // The same path is a trace that writes out and replays to the same final state.
+    let trace = Trace::new(config, rebalance_model::BugSet::none(), steps);
+    let again = Trace::from_json(&trace.to_json()).expect("reloads");
+    let replay = again.replay().expect("replays");
+    assert_eq!(replay.states.last(), Some(&state));
 }
