@@ -291,7 +291,10 @@ impl Config {
                 if *ticks == 0 {
                     return Err(ConfigError::invalid(
                         format!("{name}_ticks"),
-                        format!("missing (give `{name}_ticks` or `{name}_ms`)"),
+                        format!(
+                            "missing or 0: give `{name}_ticks` (1..={MAX_DURATION_TICKS}) or \
+                             `{name}_ms`"
+                        ),
                     ));
                 }
                 continue;

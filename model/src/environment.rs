@@ -17,7 +17,7 @@ pub fn deliver_nli(s: &mut SystemState, msg: &Nli, failed_in_flight: bool) -> Op
         false
     } else {
         server.last_ce = msg.coordinator_epoch;
-        let view = &mut server.views[msg.bucket as usize];
+        let view = s.view_mut(msg.to, msg.bucket);
         let stale = view.as_ref().is_some_and(|v| {
             msg.bucket_epoch < v.bucket_epoch || msg.leader_epoch < v.leader_epoch
         });
@@ -56,7 +56,7 @@ pub fn nli_dead(s: &SystemState, m: &Nli) -> bool {
     let server = &s.servers[m.to as usize];
     m.coordinator_epoch < server.last_ce
         || m.coordinator_epoch == server.last_ce
-            && server.views[m.bucket as usize]
+            && s.view(m.to, m.bucket)
                 .is_some_and(|v| m.bucket_epoch < v.bucket_epoch || m.leader_epoch < v.leader_epoch)
 }
 
@@ -67,7 +67,7 @@ pub fn adjust_isr_response_dead(s: &SystemState, m: &AdjustIsrResponse) -> bool 
     let AdjustIsrResult::Ok(lai) = &m.result else {
         return false;
     };
-    s.servers[m.to as usize].views[m.bucket as usize]
+    s.view(m.to, m.bucket)
         .is_some_and(|v| v.leader_epoch > lai.leader_epoch || v.bucket_epoch >= lai.bucket_epoch)
 }
 
@@ -114,11 +114,10 @@ pub fn collect_dead_server_messages(s: &mut SystemState, superseded: bool) {
 
 /// R24: the leader handles the coordinator's answer to its AdjustIsr.
 pub fn deliver_adjust_isr_response(s: &mut SystemState, msg: &AdjustIsrResponse) {
-    let server = &mut s.servers[msg.to as usize];
-    if !server.up {
+    if !s.servers[msg.to as usize].up {
         return;
     }
-    let Some(view) = server.views[msg.bucket as usize].as_mut() else {
+    let Some(view) = s.view_mut(msg.to, msg.bucket).as_mut() else {
         return;
     };
     match &msg.result {
@@ -134,11 +133,10 @@ pub fn deliver_adjust_isr_response(s: &mut SystemState, msg: &AdjustIsrResponse)
 
 /// R21: the ISR expansion a leader may propose now, if any.
 pub fn isr_proposal(s: &SystemState, server: ServerId, b: BucketId) -> Option<AdjustIsr> {
-    let st = &s.servers[server as usize];
-    if !st.up {
+    if !s.servers[server as usize].up {
         return None;
     }
-    let view = st.views[b as usize].as_ref()?;
+    let view = s.view(server, b).as_ref()?;
     if view.leader != Some(server) || view.isr_rejected {
         return None;
     }

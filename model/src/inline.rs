@@ -5,10 +5,7 @@
 //! `T::default()` so that a derived comparison would agree, but none depends on it. Serialized as
 //! a JSON array, exactly like the `Vec` it replaces, so traces are unchanged.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use std::cmp::Ordering;
-use std::fmt;
-use std::hash::{Hash, Hasher};
+use serde::{Deserialize, Deserializer};
 use std::ops::{Deref, DerefMut};
 
 #[derive(Clone, Copy)]
@@ -107,67 +104,101 @@ impl<T: Copy + Default, const N: usize> DerefMut for InlineVec<T, N> {
     }
 }
 
-impl<T: Copy + Default + PartialEq, const N: usize> PartialEq for InlineVec<T, N> {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_slice() == other.as_slice()
-    }
-}
-
-impl<T: Copy + Default + Eq, const N: usize> Eq for InlineVec<T, N> {}
-
-impl<T: Copy + Default + PartialOrd, const N: usize> PartialOrd for InlineVec<T, N> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        self.as_slice().partial_cmp(other.as_slice())
-    }
-}
-
-impl<T: Copy + Default + Ord, const N: usize> Ord for InlineVec<T, N> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.as_slice().cmp(other.as_slice())
-    }
-}
-
-impl<T: Copy + Default + Hash, const N: usize> Hash for InlineVec<T, N> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.as_slice().hash(state);
-    }
-}
-
-impl<T: Copy + Default + fmt::Debug, const N: usize> fmt::Debug for InlineVec<T, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
-
-impl<T: Copy + Default, const N: usize> FromIterator<T> for InlineVec<T, N> {
-    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
-        let mut v = Self::new();
-        for x in iter {
-            v.push(x);
+/// Equality, ordering, hashing, debug output, collection and serialization of a list type by
+/// its live entries (`as_slice`, `push`), never by how it stores them: the model's lists
+/// ([`InlineVec`], [`crate::spill::SpillVec`]) must agree on these to be interchangeable.
+macro_rules! list_by_entries {
+    ($list:ident, [$($bound:tt)*]) => {
+        impl<T, const N: usize> PartialEq for $list<T, N>
+        where
+            T: $($bound)* + PartialEq,
+        {
+            fn eq(&self, other: &Self) -> bool {
+                self.as_slice() == other.as_slice()
+            }
         }
-        v
-    }
-}
 
-impl<'a, T: Copy + Default, const N: usize> IntoIterator for &'a InlineVec<T, N> {
-    type Item = &'a T;
-    type IntoIter = std::slice::Iter<'a, T>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.as_slice().iter()
-    }
+        impl<T, const N: usize> Eq for $list<T, N> where T: $($bound)* + Eq {}
+
+        impl<T, const N: usize> PartialOrd for $list<T, N>
+        where
+            T: $($bound)* + PartialOrd,
+        {
+            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+                self.as_slice().partial_cmp(other.as_slice())
+            }
+        }
+
+        impl<T, const N: usize> Ord for $list<T, N>
+        where
+            T: $($bound)* + Ord,
+        {
+            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+                self.as_slice().cmp(other.as_slice())
+            }
+        }
+
+        impl<T, const N: usize> std::hash::Hash for $list<T, N>
+        where
+            T: $($bound)* + std::hash::Hash,
+        {
+            fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+                self.as_slice().hash(state);
+            }
+        }
+
+        impl<T, const N: usize> std::fmt::Debug for $list<T, N>
+        where
+            T: $($bound)* + std::fmt::Debug,
+        {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_list().entries(self.as_slice()).finish()
+            }
+        }
+
+        impl<T, const N: usize> FromIterator<T> for $list<T, N>
+        where
+            T: $($bound)*,
+        {
+            fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+                let mut v = Self::new();
+                for x in iter {
+                    v.push(x);
+                }
+                v
+            }
+        }
+
+        impl<'a, T, const N: usize> IntoIterator for &'a $list<T, N>
+        where
+            T: $($bound)*,
+        {
+            type Item = &'a T;
+            type IntoIter = std::slice::Iter<'a, T>;
+            fn into_iter(self) -> Self::IntoIter {
+                self.as_slice().iter()
+            }
+        }
+
+        impl<T, const N: usize> serde::Serialize for $list<T, N>
+        where
+            T: $($bound)* + serde::Serialize,
+        {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.as_slice())
+            }
+        }
+    };
 }
+pub(crate) use list_by_entries;
+
+list_by_entries!(InlineVec, [Copy + Default]);
 
 impl<T: Copy + Default, const N: usize> IntoIterator for InlineVec<T, N> {
     type Item = T;
     type IntoIter = std::iter::Take<std::array::IntoIter<T, N>>;
     fn into_iter(self) -> Self::IntoIter {
         self.items.into_iter().take(self.len as usize)
-    }
-}
-
-impl<T: Copy + Default + Serialize, const N: usize> Serialize for InlineVec<T, N> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.iter())
     }
 }
 

@@ -93,24 +93,23 @@ impl RebalanceModel {
             buckets.deleted.push(false);
         }
         let servers = (0..cfg.servers)
-            .map(|s| ServerState {
+            .map(|_| ServerState {
                 up: true,
                 last_ce: stored_ce,
-                views: cfg
-                    .buckets
-                    .iter()
-                    .map(|b| {
-                        let (replicas, lai) = view(b);
-                        b.assignment.contains(&s).then_some(ReplicaView {
-                            leader_epoch: lai.leader_epoch,
-                            bucket_epoch: lai.bucket_epoch,
-                            leader: lai.leader,
-                            replicas,
-                            isr: lai.isr,
-                            isr_rejected: false,
-                        })
-                    })
-                    .collect(),
+            })
+            .collect();
+        let views = (0..cfg.servers)
+            .flat_map(|s| cfg.buckets.iter().map(move |b| (s, b)))
+            .map(|(s, b)| {
+                let (replicas, lai) = view(b);
+                b.assignment.contains(&s).then_some(ReplicaView {
+                    leader_epoch: lai.leader_epoch,
+                    bucket_epoch: lai.bucket_epoch,
+                    leader: lai.leader,
+                    replicas,
+                    isr: lai.isr,
+                    isr_rejected: false,
+                })
             })
             .collect();
         let all = ServerSet::from_servers(&(0..cfg.servers).collect::<Vec<_>>());
@@ -128,6 +127,7 @@ impl RebalanceModel {
             },
             coordinator,
             servers,
+            views,
             network: Network::new(),
             budgets: cfg.budgets,
             ghost: Ghost::default(),
@@ -573,6 +573,7 @@ fn differs_ignoring_last(a: &SystemState, b: &SystemState) -> bool {
         store,
         coordinator,
         servers,
+        views,
         network,
         budgets,
         ghost,
@@ -588,6 +589,7 @@ fn differs_ignoring_last(a: &SystemState, b: &SystemState) -> bool {
     *store != b.store
         || *coordinator != b.coordinator
         || *servers != b.servers
+        || *views != b.views
         || *network != b.network
         || *budgets != b.budgets
         || *restored != b.ghost.restored

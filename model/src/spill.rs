@@ -11,10 +11,7 @@
 //! Equality, ordering and hashing look only at the entries, never at where they are stored;
 //! unused inline slots are kept at `T::default()`. Serialized as a JSON array.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use std::cmp::Ordering;
-use std::fmt;
-use std::hash::{Hash, Hasher};
+use serde::{Deserialize, Deserializer};
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
@@ -109,9 +106,8 @@ impl<T: Clone + Default, const N: usize> SpillVec<T, N> {
                 *len = w as u8;
             }
             SpillVec::Spilled(v) => {
-                if v.iter().any(|x| !keep(x)) {
-                    // `keep` is asked again per entry; callers pass pure predicates.
-                    let kept: Vec<T> = v.iter().filter(|x| keep(x)).cloned().collect();
+                let kept: Vec<T> = v.iter().filter(|x| keep(x)).cloned().collect();
+                if kept.len() != v.len() {
                     *self = kept.into_iter().collect();
                 }
             }
@@ -145,55 +141,7 @@ impl<T: Clone + Default, const N: usize> DerefMut for SpillVec<T, N> {
     }
 }
 
-impl<T: Clone + Default + PartialEq, const N: usize> PartialEq for SpillVec<T, N> {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_slice() == other.as_slice()
-    }
-}
-
-impl<T: Clone + Default + Eq, const N: usize> Eq for SpillVec<T, N> {}
-
-impl<T: Clone + Default + PartialOrd, const N: usize> PartialOrd for SpillVec<T, N> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        self.as_slice().partial_cmp(other.as_slice())
-    }
-}
-
-impl<T: Clone + Default + Ord, const N: usize> Ord for SpillVec<T, N> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.as_slice().cmp(other.as_slice())
-    }
-}
-
-impl<T: Clone + Default + Hash, const N: usize> Hash for SpillVec<T, N> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.as_slice().hash(state);
-    }
-}
-
-impl<T: Clone + Default + fmt::Debug, const N: usize> fmt::Debug for SpillVec<T, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
-
-impl<T: Clone + Default, const N: usize> FromIterator<T> for SpillVec<T, N> {
-    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
-        let mut v = Self::new();
-        for x in iter {
-            v.push(x);
-        }
-        v
-    }
-}
-
-impl<'a, T: Clone + Default, const N: usize> IntoIterator for &'a SpillVec<T, N> {
-    type Item = &'a T;
-    type IntoIter = std::slice::Iter<'a, T>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.as_slice().iter()
-    }
-}
+crate::inline::list_by_entries!(SpillVec, [Clone + Default]);
 
 /// The owned entries of a [`SpillVec`], without a heap allocation for an inline one.
 pub enum IntoIter<T, const N: usize> {
@@ -223,12 +171,6 @@ impl<T: Clone + Default, const N: usize> IntoIterator for SpillVec<T, N> {
                 IntoIter::Spilled(Arc::try_unwrap(v).unwrap_or_else(|v| (*v).clone()).into_iter())
             }
         }
-    }
-}
-
-impl<T: Clone + Default + Serialize, const N: usize> Serialize for SpillVec<T, N> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.iter())
     }
 }
 

@@ -4,8 +4,9 @@ use crate::config::Budgets;
 use crate::message::Message;
 use crate::types::{
     BucketId, BucketStatus, Entries, Epoch, Key, LeaderAndIsr, OverallStatus, Plan, PlanEntry,
-    RebalanceId, Replicas, ServerId, ServerSet, TaskStatus,
+    RebalanceId, Replicas, ServerId, ServerSet, TaskStatus, INLINE_ENTRIES,
 };
+use crate::spill::SpillVec;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 use std::hash::{Hash, Hasher};
@@ -117,14 +118,19 @@ pub struct ReplicaView {
     pub isr_rejected: bool,
 }
 
-/// A tablet server (spec 3.3). Views survive a restart (they are on disk).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// A tablet server (spec 3.3). Its views of the buckets are [`SystemState::views`]; they
+/// survive a restart (they are on disk).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ServerState {
     pub up: bool,
     pub last_ce: Epoch,
-    /// `views[b]`: this server's view of bucket `b`, if it ever adopted one.
-    pub views: PerBucket<Option<ReplicaView>>,
 }
+
+/// Every server's view of every bucket, server-major: the view of server `s` of bucket `b` is
+/// entry `s * buckets + b`, `None` if it never adopted one. One flat list rather than a list
+/// per server, so that a state holds only lists of plain values and a clone stays a copy of
+/// each (a list of lists would clone entry by entry).
+pub type Views = SpillVec<Option<ReplicaView>, { INLINE_ENTRIES * INLINE_ENTRIES }>;
 
 /// History the protocol does not keep, for properties (spec 7). Set only by generic code paths
 /// of the model, never by a bug switch.
@@ -180,6 +186,7 @@ pub struct SystemState {
     pub store: Store,
     pub coordinator: Coordinator,
     pub servers: Entries<ServerState>,
+    pub views: Views,
     /// A multiset kept sorted, so equal multisets are equal states.
     pub network: Network,
     pub budgets: Budgets,
@@ -204,6 +211,7 @@ impl Hash for SystemState {
         self.store.hash(&mut sink);
         self.coordinator.hash(&mut sink);
         self.servers.hash(&mut sink);
+        self.views.hash(&mut sink);
         self.network.hash(&mut sink);
         self.budgets.hash(&mut sink);
         self.ghost.hash(&mut sink);
@@ -357,6 +365,17 @@ impl SystemState {
             }
             None => false,
         }
+    }
+    /// Server `s`'s view of bucket `b`.
+    pub fn view(&self, s: ServerId, b: BucketId) -> &Option<ReplicaView> {
+        &self.views[self.view_index(s, b)]
+    }
+    pub fn view_mut(&mut self, s: ServerId, b: BucketId) -> &mut Option<ReplicaView> {
+        let i = self.view_index(s, b);
+        &mut self.views[i]
+    }
+    fn view_index(&self, s: ServerId, b: BucketId) -> usize {
+        usize::from(s) * self.store.buckets.assignment.len() + usize::from(b)
     }
     pub fn live(&self) -> ServerSet {
         let mut live = ServerSet::EMPTY;

@@ -601,7 +601,7 @@ fn a_preloaded_store_starts_the_coordinator_with_recovery() {
     let task = init.store.task.as_ref().expect("the persisted task");
     assert_eq!((task.id, task.plan[0].new_leader), (1, 1));
     assert_eq!(init.store.buckets.assignment[0].to_vec(), vec![1, 2, 0]);
-    assert_eq!(init.servers[2].views[0].map(|v| v.bucket_epoch), Some(1));
+    assert_eq!(init.view(2, 0).map(|v| v.bucket_epoch), Some(1));
     assert_eq!(init.servers[2].last_ce, 1, "servers saw the last incarnation");
 }
 

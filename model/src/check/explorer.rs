@@ -9,7 +9,7 @@ use super::{describe, render};
 use crate::action::Action;
 use crate::model::RebalanceModel;
 use crate::state::{Coordinator, SystemState};
-use crate::types::{BucketId, Replicas, ServerSet};
+use crate::types::{BucketId, Replicas, ServerId, ServerSet};
 use serde_json::json;
 use stateright::{Model, Path, Property};
 use std::fmt::{self, Write};
@@ -275,7 +275,9 @@ pub fn state_text(s: &SystemState) -> String {
         out.push('\n');
         for (sv, st) in s.servers.iter().enumerate() {
             let up = if st.up { "up" } else { "down" };
-            let view = st.views[b].map_or("no view".to_string(), |v| render::json(&v));
+            let view = s
+                .view(sv as ServerId, b as BucketId)
+                .map_or("no view".to_string(), |v| render::json(&v));
             let _ = writeln!(out, "  s{sv} ({up:<4})    {view}");
         }
     }
