@@ -1,25 +1,30 @@
-//! Seeded random walks over the larger `full` preset agree; with a historical bug restored in
-//! the model they find a divergence and shrink it to a short walk that replays to the same
-//! divergence.
+//! Seeded random walks over the larger `full` preset and over 16 buckets on 16 servers agree;
+//! with a historical bug restored in the model they find a divergence and shrink it to a short
+//! walk that replays to the same divergence.
 
-use rebalance_conformance::random;
+use rebalance_conformance::random::{self, RandomStats};
 use rebalance_conformance::replay::{replay, ReplayError};
 use rebalance_model::{preset, Bug, BugSet, RebalanceModel, Trace};
 
-#[test]
-fn random_walks_over_full_agree() {
-    let seed = 20_261_130;
+/// Seeded walks that must agree; the seed is printed, and named again on a divergence.
+fn agreeing_walks(model: &RebalanceModel, seed: u64, cases: u32, steps: usize) -> RandomStats {
     println!("seed {seed}");
-    let model = RebalanceModel::new(preset("full").expect("full preset"), BugSet::none());
-    let stats = random::run(&model, seed, 64, 120).unwrap_or_else(|d| {
+    let stats = random::run(model, seed, cases, steps).unwrap_or_else(|d| {
         panic!(
-            "divergence after {} steps: {}\n{}",
+            "seed {seed}: divergence after {} steps: {}\n{}",
             d.steps.len(),
             d.mismatch.summary,
             d.mismatch.manager
         )
     });
-    assert_eq!(stats.cases, 64);
+    assert_eq!(stats.cases, u64::from(cases));
+    stats
+}
+
+#[test]
+fn random_walks_over_full_agree() {
+    let model = RebalanceModel::new(preset("full").expect("full preset"), BugSet::none());
+    let stats = agreeing_walks(&model, 20_261_130, 64, 120);
     assert!(
         stats.steps > 64 * 20,
         "walks too short: {} steps",
@@ -31,20 +36,11 @@ fn random_walks_over_full_agree() {
 #[test]
 fn random_walks_over_sixteen_buckets_and_sixteen_servers_agree() {
     let seed = 16_016;
-    println!("seed {seed}");
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../model/configs/wide-16x16.json");
     let config = rebalance_model::Config::from_json_file(path).expect("wide config");
     assert_eq!((config.buckets.len(), config.servers), (16, 16));
     let model = RebalanceModel::new(config, BugSet::none());
-    let stats = random::run(&model, seed, 48, 400).unwrap_or_else(|d| {
-        panic!(
-            "seed {seed}: divergence after {} steps: {}\n{}",
-            d.steps.len(),
-            d.mismatch.summary,
-            d.mismatch.manager
-        )
-    });
-    assert_eq!(stats.cases, 48);
+    let stats = agreeing_walks(&model, seed, 48, 400);
     // The walks reach completions, give-ups, recovery and a server's crash and restart.
     for rule in ["R12", "R14.3", "R16", "R19", "R20"] {
         assert!(
