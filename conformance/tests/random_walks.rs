@@ -36,7 +36,10 @@ fn random_walks_over_full_agree() {
 #[test]
 fn random_walks_over_sixteen_buckets_and_sixteen_servers_agree() {
     let seed = 16_016;
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../model/configs/wide-16x16.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../model/configs/wide-16x16.json"
+    );
     let config = rebalance_model::Config::from_json_file(path).expect("wide config");
     assert_eq!((config.buckets.len(), config.servers), (16, 16));
     let model = RebalanceModel::new(config, BugSet::none());

@@ -2,8 +2,7 @@
 //! and a budget per fault kind (spec section 9).
 
 use crate::types::{
-    BucketId, Epoch, RebalanceId, ServerId, TaskStatus, MAX_BUCKETS, MAX_REPLICAS,
-    MAX_SERVERS,
+    BucketId, Epoch, RebalanceId, ServerId, TaskStatus, MAX_BUCKETS, MAX_REPLICAS, MAX_SERVERS,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -266,10 +265,17 @@ impl Config {
     fn durations_from_ms(&mut self) -> Result<(), ConfigError> {
         let tick = self.tick_ms();
         if tick == 0 {
-            return Err(ConfigError::invalid("check_interval_ms", "must be at least 1"));
+            return Err(ConfigError::invalid(
+                "check_interval_ms",
+                "must be at least 1",
+            ));
         }
         let fields = [
-            ("task_timeout", self.task_timeout_ms, &mut self.task_timeout_ticks),
+            (
+                "task_timeout",
+                self.task_timeout_ms,
+                &mut self.task_timeout_ticks,
+            ),
             (
                 "max_reconcile_backoff",
                 self.max_reconcile_backoff_ms,
@@ -303,7 +309,9 @@ impl Config {
             if ms % tick != 0 {
                 return Err(ConfigError::invalid(
                     field,
-                    format!("{ms} ms is not a whole number of ticks of {tick} ms (check_interval_ms)"),
+                    format!(
+                        "{ms} ms is not a whole number of ticks of {tick} ms (check_interval_ms)"
+                    ),
                 ));
             }
             let n = ms / tick;
@@ -379,7 +387,10 @@ impl Config {
                 if n < rf || n > 2 * rf {
                     return Err(ConfigError::invalid(
                         field.as_str(),
-                        format!("has {n} replicas; must be {rf}..={} (a union at most)", 2 * rf),
+                        format!(
+                            "has {n} replicas; must be {rf}..={} (a union at most)",
+                            2 * rf
+                        ),
                     ));
                 }
                 self.check_servers(&field, &bucket.assignment)?;
@@ -468,7 +479,10 @@ impl Config {
         if task.id == 0 || task.id == RebalanceId::MAX {
             return Err(ConfigError::invalid(
                 "store.task.id",
-                format!("must be in 1..={} (R1 numbers from 1)", RebalanceId::MAX - 1),
+                format!(
+                    "must be in 1..={} (R1 numbers from 1)",
+                    RebalanceId::MAX - 1
+                ),
             ));
         }
         let mut seen = Vec::new();

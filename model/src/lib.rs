@@ -18,12 +18,12 @@ pub mod config;
 mod coordinator;
 mod environment;
 pub mod inline;
-pub mod spill;
 pub mod message;
 pub mod model;
 pub mod presets;
 pub mod properties;
 pub mod rule;
+pub mod spill;
 pub mod state;
 pub mod transition;
 pub mod types;
@@ -38,7 +38,8 @@ pub use check::{
 pub use action::{Action, ActionKind, CancelReply, ClientReply, RegisterReply, StepOutput};
 pub use bug::{Bug, BugSet};
 pub use config::{
-    BucketConfig, Budgets, Config, ConfigError, PlanEntryConfig, PlanTarget, StoreConfig, TaskConfig,
+    BucketConfig, Budgets, Config, ConfigError, PlanEntryConfig, PlanTarget, StoreConfig,
+    TaskConfig,
 };
 pub use message::{AdjustIsr, AdjustIsrResponse, AdjustIsrResult, Message, Nli, NliResponse};
 pub use model::RebalanceModel;

@@ -167,9 +167,11 @@ impl<T: Clone + Default, const N: usize> IntoIterator for SpillVec<T, N> {
             SpillVec::Inline { len, items } => {
                 IntoIter::Inline(items.into_iter().take(len as usize))
             }
-            SpillVec::Spilled(v) => {
-                IntoIter::Spilled(Arc::try_unwrap(v).unwrap_or_else(|v| (*v).clone()).into_iter())
-            }
+            SpillVec::Spilled(v) => IntoIter::Spilled(
+                Arc::try_unwrap(v)
+                    .unwrap_or_else(|v| (*v).clone())
+                    .into_iter(),
+            ),
         }
     }
 }

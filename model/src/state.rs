@@ -2,11 +2,11 @@
 
 use crate::config::Budgets;
 use crate::message::Message;
+use crate::spill::SpillVec;
 use crate::types::{
     BucketId, BucketStatus, Entries, Epoch, Key, LeaderAndIsr, OverallStatus, Plan, PlanEntry,
     RebalanceId, Replicas, ServerId, ServerSet, TaskStatus, INLINE_ENTRIES,
 };
-use crate::spill::SpillVec;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 use std::hash::{Hash, Hasher};

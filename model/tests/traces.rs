@@ -594,7 +594,10 @@ fn a_preloaded_store_starts_the_coordinator_with_recovery() {
     let (path, _) = shipped(PRELOADED);
     let t = Trace::read(&path).expect("trace");
     let init = t.model().init_state();
-    assert_eq!(init.store.coordinator_epoch, 2, "one above the stored epoch");
+    assert_eq!(
+        init.store.coordinator_epoch, 2,
+        "one above the stored epoch"
+    );
     assert_eq!(init.coordinator.ce, 2);
     assert!(init.coordinator.recovery_pending);
     assert_eq!(init.coordinator.events.len(), 1, "Recover is queued");
@@ -602,7 +605,10 @@ fn a_preloaded_store_starts_the_coordinator_with_recovery() {
     assert_eq!((task.id, task.plan[0].new_leader), (1, 1));
     assert_eq!(init.store.buckets.assignment[0].to_vec(), vec![1, 2, 0]);
     assert_eq!(init.view(2, 0).map(|v| v.bucket_epoch), Some(1));
-    assert_eq!(init.servers[2].last_ce, 1, "servers saw the last incarnation");
+    assert_eq!(
+        init.servers[2].last_ce, 1,
+        "servers saw the last incarnation"
+    );
 }
 
 #[test]
@@ -740,7 +746,8 @@ fn sixteen_buckets_on_sixteen_servers_replay_past_the_inline_capacity() {
     );
     // Register, then always the first enabled action that is not a fault: every plan bucket
     // moves through the per-bucket lists, which hold more than they keep inline.
-    let model = rebalance_model::RebalanceModel::new(config.clone(), rebalance_model::BugSet::none());
+    let model =
+        rebalance_model::RebalanceModel::new(config.clone(), rebalance_model::BugSet::none());
     let mut state = model.init_state();
     let mut steps = Vec::new();
     for _ in 0..400 {
@@ -765,7 +772,11 @@ fn sixteen_buckets_on_sixteen_servers_replay_past_the_inline_capacity() {
     }
     let task = state.store.task.as_ref().expect("registered");
     assert_eq!(task.plan.len(), 12);
-    assert_eq!(task.status, rebalance_model::TaskStatus::Completed, "{steps:?}");
+    assert_eq!(
+        task.status,
+        rebalance_model::TaskStatus::Completed,
+        "{steps:?}"
+    );
     for e in task.plan.iter() {
         let b = e.bucket as usize;
         let mut at = state.store.buckets.assignment[b].to_vec();
@@ -774,7 +785,11 @@ fn sixteen_buckets_on_sixteen_servers_replay_past_the_inline_capacity() {
         trs.sort();
         // A leader-only entry keeps its assignment's order; every entry ends led by trs[0].
         assert_eq!(at, trs, "bucket {b}");
-        assert_eq!(state.store.buckets.lai[b].leader, Some(e.new_leader), "bucket {b}");
+        assert_eq!(
+            state.store.buckets.lai[b].leader,
+            Some(e.new_leader),
+            "bucket {b}"
+        );
     }
     // The same path is a trace that writes out and replays to the same final state.
     let trace = Trace::new(config, rebalance_model::BugSet::none(), steps);

@@ -498,7 +498,12 @@ fn parse_bugs(v: Option<&Value>) -> Result<Vec<Bug>, TraceError> {
 }
 
 /// Validates one step: its kind, its fields (by pattern or whole), `count` and `expect`.
-fn parse_step(v: &Value, path: &str, version: u64, config: &Config) -> Result<StepSpec, TraceError> {
+fn parse_step(
+    v: &Value,
+    path: &str,
+    version: u64,
+    config: &Config,
+) -> Result<StepSpec, TraceError> {
     let limits = Limits {
         servers: config.servers.into(),
         buckets: config.buckets.len() as u64,
@@ -580,7 +585,10 @@ fn parse_step(v: &Value, path: &str, version: u64, config: &Config) -> Result<St
     if kind == "register" {
         if let Some(plan) = rest.remove("plan") {
             v2("plan")?;
-            pat.insert("plan".into(), register_plan(&plan, &format!("{path}.plan"), config)?);
+            pat.insert(
+                "plan".into(),
+                register_plan(&plan, &format!("{path}.plan"), config)?,
+            );
         }
     }
     let is_message = matches!(kind, "drop_message" | "duplicate_message");
