@@ -218,12 +218,13 @@ impl<'de, T: Copy + Default + Deserialize<'de>, const N: usize> Deserialize<'de>
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::InlineVec;
     use std::collections::hash_map::DefaultHasher;
     use std::hash::{Hash, Hasher};
 
-    fn hash_of<T: Hash>(x: &T) -> u64 {
+    /// A value's hash, to compare two lists' hashes (the spill list's tests use it too).
+    pub(crate) fn hash_of<T: Hash>(x: &T) -> u64 {
         let mut h = DefaultHasher::new();
         x.hash(&mut h);
         h.finish()

@@ -187,14 +187,7 @@ impl<'de, T: Clone + Default + Deserialize<'de>, const N: usize> Deserialize<'de
 #[cfg(test)]
 mod tests {
     use super::SpillVec;
-    use std::collections::hash_map::DefaultHasher;
-    use std::hash::{Hash, Hasher};
-
-    fn hash_of<T: Hash>(x: &T) -> u64 {
-        let mut h = DefaultHasher::new();
-        x.hash(&mut h);
-        h.finish()
-    }
+    use crate::inline::tests::hash_of;
 
     #[test]
     fn behaves_like_a_vec_inline_and_spilled() {
