@@ -292,7 +292,7 @@ fn conformance() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rebalance-conformance"))
 }
 
-/// The scenario traces of issue 10, item 4 through the stdio manager: a register carrying its
+/// The scenario traces (spec/trace-format.md, "Configuration" and "Starting from a store") through the stdio manager: a register carrying its
 /// own plan is a `register` input with that plan, a preloaded store (a persisted task
 /// mid-migration) is the store handed over by `start`, and a tick of 30 s in ms.
 #[test]

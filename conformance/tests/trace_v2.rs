@@ -136,7 +136,7 @@ fn an_ambiguous_pattern_is_an_invalid_trace_that_lists_the_candidates() {
     assert_eq!(listed.len(), 2, "{stderr}");
 }
 
-/// The scenario traces of issue 10, item 4: a second register with a cleanup plan, a start on
+/// The scenario traces (spec/trace-format.md, "Configuration" and "Starting from a store"): a second register with a cleanup plan, a start on
 /// a preloaded store with a persisted task mid-migration, and Fluss's durations in ms.
 const SCENARIOS: [&str; 3] = [
     "traces/hand-written-cleanup-plan-after-give-up.json",

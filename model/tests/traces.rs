@@ -537,7 +537,7 @@ fn no_mutation_of_a_trace_makes_loading_panic() {
     assert!(refused > 1000, "most mutations are refused: {refused}");
 }
 
-// Scenarios that real tests need (issue 10, item 4): a register with its own plan, a preloaded
+// Scenarios that real tests need (spec/trace-format.md, "Configuration" and "Starting from a store"): a register with its own plan, a preloaded
 // store, durations in ms, and clusters past 8 buckets and servers.
 
 const CLEANUP: &str = "../conformance/traces/hand-written-cleanup-plan-after-give-up.json";
