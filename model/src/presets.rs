@@ -190,6 +190,18 @@ const PRESETS: &[Preset] = &[
         c.budgets.message_loss = 1;
         c
     }),
+    ("ci-rf3-crash-loss", || {
+        let mut c = rf3_overlap(
+            "RF-3 overlapping move [0,1,2] -> [1,2,3]; a server crash and a message loss; at most 4 messages in flight",
+        );
+        c.budgets.server_crash = 1;
+        c.budgets.message_loss = 1;
+        // Unbounded this is 19.4 million states (the scheduled `rf3-overlap-crash-loss.json`).
+        // The first phase sends an Nli to each of the union's four replicas at once, so 4 is the
+        // least bound under which the move can complete (with 3, SOME-COMPLETED has no example).
+        c.max_network = Some(4);
+        c
+    }),
     ("ci-backoff", || {
         let mut c = one_move(
             "one move; backoff capped at 4 ticks (1, 2, 4), a server crash and a message loss",

@@ -14,6 +14,7 @@ pub const PINNED: &[(&str, usize)] = &[
     ("ci-rf2-recovery", 235158),
     ("ci-recovery-store", 123435),
     ("ci-rf3-loss", 122582),
+    ("ci-rf3-crash-loss", 6328894),
     ("ci-backoff", 729650),
     ("ci-zombie", 369614),
     ("ci-tracked2-inflight2", 10118044),
