@@ -14,7 +14,7 @@ use rebalance_manager as mgr;
 use rebalance_model::{Action, RebalanceModel, StepOutput, SystemState};
 
 use crate::projection::{self, manager::AgeCaps};
-use crate::sut::{Incarnation, ManagerSide};
+use crate::sut::{Incarnation, ManagerSide, Seen};
 use crate::translate;
 
 /// Where and how the manager differed from the model in one step.
@@ -69,6 +69,9 @@ pub struct Harness<S = mgr::Manager<mgr::MemStore>> {
     pub now_ms: u64,
     config: mgr::Config,
     caps: AgeCaps,
+    /// Injected store failures that happened in the current incarnation: what the manager's
+    /// `store_failures` must count.
+    store_failures: u64,
 }
 
 fn live_of(s: &SystemState) -> BTreeSet<mgr::ServerId> {
@@ -114,6 +117,7 @@ impl<S: ManagerSide> Harness<S> {
             now_ms: 0,
             config,
             caps: AgeCaps::of(&model.config),
+            store_failures: 0,
         };
         h.absorb(&effects);
         let recovered = init.coordinator.events.is_empty();
@@ -138,6 +142,7 @@ impl<S: ManagerSide> Harness<S> {
             now_ms: self.now_ms,
             config: self.config.clone(),
             caps: self.caps,
+            store_failures: self.store_failures,
         })
     }
 
@@ -176,14 +181,20 @@ impl<S: ManagerSide> Harness<S> {
     }
 
     fn check_manager_invariants(&self, post: &SystemState) -> Result<(), Mismatch> {
-        match self.manager.invariant_violation() {
-            None => Ok(()),
-            Some(v) => Err(Mismatch {
-                summary: format!("the manager broke its own invariant: {v}"),
-                model: model_render(post),
-                manager: self.projection().render(),
-            }),
-        }
+        let seen = Seen {
+            config: &self.config,
+            now_ms: self.now_ms,
+            store_failures: self.store_failures,
+            post,
+        };
+        let summary = match self.manager.invariant_violation() {
+            Some(v) => format!("the manager broke its own invariant: {v}"),
+            None => match self.manager.accessors_disagree(&seen) {
+                Some(v) => format!("the manager's accessors disagree: {v}"),
+                None => return Ok(()),
+            },
+        };
+        Err(self.mismatch(post, summary))
     }
 
     /// Runs `action` on the manager and compares with the model's step `pre -> post`, `out`.
@@ -258,6 +269,7 @@ impl<S: ManagerSide> Harness<S> {
             Action::CrashCoordinator => {
                 // R17: the old incarnation's memory and event queue are gone; its store stays.
                 self.queue.clear();
+                self.store_failures = 0;
                 let at = Incarnation {
                     config: &self.config,
                     live: live_of(pre),
@@ -289,6 +301,9 @@ impl<S: ManagerSide> Harness<S> {
         }
         self.manager.settle(&mut effects).map_err(Failure::Sut)?;
         self.absorb(&effects);
+        if fault.is_some() && !self.manager.fault_pending() {
+            self.store_failures += 1;
+        }
         if fault.is_some() && self.manager.fault_pending() {
             return Err(self
                 .mismatch(

@@ -5,8 +5,9 @@ use std::convert::Infallible;
 
 use rebalance_manager as mgr;
 
-use super::{Incarnation, ManagerSide};
+use super::{Incarnation, ManagerSide, Seen};
 use crate::projection::{self, manager::AgeCaps};
+use crate::translate;
 
 impl ManagerSide for mgr::Manager<mgr::MemStore> {
     type Launcher = ();
@@ -41,7 +42,10 @@ impl ManagerSide for mgr::Manager<mgr::MemStore> {
         input: mgr::Input,
         effects: &mut Vec<mgr::Effect>,
     ) -> Result<(), Infallible> {
-        self.handle_into(now_ms, input, effects);
+        // `handle`, not `handle_into`: the entry point most hosts call is the one conformance
+        // must see (a buffer-reusing host gets the same effects from `handle_into`, which
+        // `handle` wraps).
+        effects.append(&mut self.handle(now_ms, input));
         Ok(())
     }
 
@@ -68,6 +72,70 @@ impl ManagerSide for mgr::Manager<mgr::MemStore> {
 
     fn progress(&self) -> mgr::Progress {
         mgr::Manager::progress(self)
+    }
+
+    /// The read accessors a host uses between steps, each against the model or the harness:
+    /// the projection reads the snapshot and the store, so without this a wrong accessor would
+    /// pass every walk.
+    fn accessors_disagree(&self, seen: &Seen<'_>) -> Option<String> {
+        let c = &seen.post.coordinator;
+        if self.config() != seen.config {
+            return Some(format!("config() is {:?}", self.config()));
+        }
+        if self.coordinator_epoch() != u64::from(c.ce) {
+            return Some(format!(
+                "coordinator_epoch() is {}, the model's ce {}",
+                self.coordinator_epoch(),
+                c.ce
+            ));
+        }
+        if self.now_ms() != seen.now_ms {
+            return Some(format!(
+                "now_ms() is {}, the host's clock {}",
+                self.now_ms(),
+                seen.now_ms
+            ));
+        }
+        if !self
+            .live()
+            .iter()
+            .copied()
+            .eq(c.live.iter().map(mgr::ServerId::from))
+        {
+            return Some(format!(
+                "live() is {:?}, the model's live {:?}",
+                self.live(),
+                c.live
+            ));
+        }
+        let (failures, last) = self.store_failures();
+        if failures != seen.store_failures || last.is_some() != (failures > 0) {
+            return Some(format!(
+                "store_failures() is ({failures}, {last:?}); {} injected failures happened in this incarnation",
+                seen.store_failures
+            ));
+        }
+        let store = &self.store().state().cluster.buckets;
+        for (b, rec) in store {
+            if self.bucket(*b) != Some(rec) {
+                return Some(format!(
+                    "bucket({b}) is {:?}, the store's {rec:?}",
+                    self.bucket(*b)
+                ));
+            }
+        }
+        let absent = store.keys().next_back().map_or(0, |b| b + 1);
+        if let Some(rec) = self.bucket(absent) {
+            return Some(format!("bucket({absent}) of no bucket is {rec:?}"));
+        }
+        if self.plan().buckets != translate::plan(&c.plan).buckets {
+            return Some(format!(
+                "plan() is {:?}, the model's plan {:?}",
+                self.plan(),
+                c.plan
+            ));
+        }
+        None
     }
 
     #[inline]

@@ -25,6 +25,18 @@ pub struct Incarnation<'a> {
     pub now_ms: u64,
 }
 
+/// What the harness knows after a step, for [`ManagerSide::accessors_disagree`].
+pub struct Seen<'a> {
+    /// The configuration every incarnation was started with.
+    pub config: &'a mgr::Config,
+    /// The host's clock.
+    pub now_ms: u64,
+    /// Store operations the harness made fail, and that did fail, in this incarnation.
+    pub store_failures: u64,
+    /// The model's state after the step.
+    pub post: &'a rebalance_model::SystemState,
+}
+
 /// A manager and its store, driven by the harness one input at a time.
 ///
 /// Inputs may be answered late: a side may queue them and deliver their effects, in order, at
@@ -83,6 +95,13 @@ pub trait ManagerSide: Sized {
 
     /// What a client's progress query would return.
     fn progress(&self) -> mgr::Progress;
+
+    /// Where the manager's read accessors disagree with what the harness and the model say
+    /// after a step (`seen`), if anywhere. Only the in-process manager has them; an
+    /// implementation under test answers `None`, since the driver protocol has no such queries.
+    fn accessors_disagree(&self, _seen: &Seen<'_>) -> Option<String> {
+        None
+    }
 
     /// An independent copy of this side (a branch point of a walk).
     fn fork(&mut self) -> Result<Self, Self::Error>;
