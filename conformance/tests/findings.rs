@@ -69,3 +69,23 @@ fn c4_at_target_with_a_target_replica_down_the_new_leaders_ack_waits() {
         Some(BucketStatus::Rebalancing)
     );
 }
+
+/// C5 (found by mutation testing): the manager refused malformed plans, but no spec rule said
+/// so and the model registered only valid plans, so a manager that accepted them passed every
+/// walk. R1 now refuses a plan naming a server twice in a target or a bucket twice, writing
+/// nothing; the next valid plan is still rebalance 1.
+#[test]
+fn c5_register_refuses_an_invalid_plan_and_writes_nothing() {
+    let run = agreed_run("hand-written-invalid-plan-refused.json", 3);
+    use rebalance_model::{ClientReply, RegisterReply};
+    let replies: Vec<_> = run.outputs.iter().map(|o| o.reply.clone()).collect();
+    assert_eq!(
+        replies,
+        [
+            Some(ClientReply::Register(RegisterReply::RejectedInvalidPlan)),
+            Some(ClientReply::Register(RegisterReply::RejectedInvalidPlan)),
+            Some(ClientReply::Register(RegisterReply::Accepted(1))),
+        ]
+    );
+    assert!(run.outputs[..2].iter().all(|o| o.store_ops == 0));
+}

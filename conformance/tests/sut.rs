@@ -294,14 +294,20 @@ fn conformance() -> Command {
 
 /// The scenario traces (spec/trace-format.md, "Configuration" and "Starting from a store") through the stdio manager: a register carrying its
 /// own plan is a `register` input with that plan, a preloaded store (a persisted task
-/// mid-migration) is the store handed over by `start`, and a tick of 30 s in ms.
+/// mid-migration) is the store handed over by `start`, and a tick of 30 s in ms; and R1's
+/// refusal of invalid plans, which the stdio manager must refuse too.
 #[test]
 fn cli_replays_the_scenario_traces_through_the_stdio_manager() {
     let good = format!("'{}'", stdio_binary().display());
-    for (name, steps) in [
-        ("traces/hand-written-cleanup-plan-after-give-up.json", 14),
-        ("traces/hand-written-recovery-from-preloaded-store.json", 7),
-        ("traces/hand-written-fluss-defaults-in-ms.json", 73),
+    for (name, steps, expectations) in [
+        ("traces/hand-written-cleanup-plan-after-give-up.json", 14, 5),
+        (
+            "traces/hand-written-recovery-from-preloaded-store.json",
+            7,
+            5,
+        ),
+        ("traces/hand-written-fluss-defaults-in-ms.json", 73, 5),
+        ("traces/hand-written-invalid-plan-refused.json", 3, 3),
     ] {
         let out = conformance()
             .args(["replay", "--sut", &good])
@@ -315,7 +321,9 @@ fn cli_replays_the_scenario_traces_through_the_stdio_manager() {
             "{name}: {stdout}"
         );
         assert!(
-            stdout.contains("the manager meets all 5 expectations"),
+            stdout.contains(&format!(
+                "the manager meets all {expectations} expectations"
+            )),
             "{name}: {stdout}"
         );
     }

@@ -247,6 +247,8 @@ impl ActionKind {
 pub enum RegisterReply {
     Accepted(RebalanceId),
     RejectedInProgress,
+    /// R1's validity check: a bucket named twice, or a target naming a server twice.
+    RejectedInvalidPlan,
     StoreError,
 }
 

@@ -537,7 +537,33 @@ impl Config {
         }
         Ok(())
     }
+    /// A `register` step's targets: what the model needs to build the plan (each bucket in
+    /// range, each target `replication_factor` servers in range). A bucket named twice or a
+    /// target naming a server twice is a plan R1 refuses, not a malformed trace.
+    pub fn check_register_targets(
+        &self,
+        field: &str,
+        targets: &[PlanTarget],
+    ) -> Result<(), ConfigError> {
+        for (i, target) in targets.iter().enumerate() {
+            self.check_plan_bucket(
+                &format!("{field}[{i}].bucket"),
+                target.bucket,
+                &mut Vec::new(),
+            )?;
+            let field = format!("{field}[{i}].target");
+            self.check_replica_count(&field, &target.target)?;
+            self.check_server_range(&field, &target.target)?;
+        }
+        Ok(())
+    }
+
     fn check_replicas(&self, field: &str, replicas: &[ServerId]) -> Result<(), ConfigError> {
+        self.check_replica_count(field, replicas)?;
+        self.check_servers(field, replicas)
+    }
+
+    fn check_replica_count(&self, field: &str, replicas: &[ServerId]) -> Result<(), ConfigError> {
         if replicas.len() != self.replication_factor as usize {
             return Err(ConfigError::invalid(
                 field,
@@ -548,18 +574,26 @@ impl Config {
                 ),
             ));
         }
-        self.check_servers(field, replicas)
+        Ok(())
+    }
+
+    fn check_server_range(&self, field: &str, replicas: &[ServerId]) -> Result<(), ConfigError> {
+        match replicas.iter().position(|s| *s >= self.servers) {
+            Some(j) => Err(ConfigError::invalid(
+                format!("{field}[{j}]"),
+                format!(
+                    "server {} out of range ({} servers)",
+                    replicas[j], self.servers
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Every server in range and none twice.
     fn check_servers(&self, field: &str, replicas: &[ServerId]) -> Result<(), ConfigError> {
+        self.check_server_range(field, replicas)?;
         for (j, s) in replicas.iter().enumerate() {
-            if *s >= self.servers {
-                return Err(ConfigError::invalid(
-                    format!("{field}[{j}]"),
-                    format!("server {s} out of range ({} servers)", self.servers),
-                ));
-            }
             if replicas[..j].contains(s) {
                 return Err(ConfigError::invalid(
                     format!("{field}[{j}]"),

@@ -163,6 +163,7 @@ pub fn effects(action: &Action, out: &StepOutput, o: &mut Effects) {
         o.replies.push(match r {
             R::Register(G::Accepted(id)) => Reply::Registered((*id).into()),
             R::Register(G::RejectedInProgress) => Reply::RejectedInProgress,
+            R::Register(G::RejectedInvalidPlan) => Reply::RejectedInvalidPlan,
             R::Register(G::StoreError) | R::Cancel(C::StoreError) => Reply::StoreError,
             R::Cancel(C::Accepted) => Reply::CancelAccepted,
             R::Cancel(C::NothingToCancel) => Reply::NothingToCancel,

@@ -22,6 +22,7 @@ pub fn reply(r: &ClientReply) -> String {
     match r {
         ClientReply::Register(RegisterReply::Accepted(id)) => format!("Accepted({id})"),
         ClientReply::Register(RegisterReply::RejectedInProgress) => "Rejected(InProgress)".into(),
+        ClientReply::Register(RegisterReply::RejectedInvalidPlan) => "Rejected(InvalidPlan)".into(),
         ClientReply::Register(RegisterReply::StoreError)
         | ClientReply::Cancel(CancelReply::StoreError) => "StoreError".into(),
         ClientReply::Cancel(CancelReply::Accepted) => "Accepted".into(),

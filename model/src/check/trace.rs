@@ -641,7 +641,7 @@ fn parse_step(
 }
 
 /// A register step's plan: a list of targets as the configuration's `plan` gives them, checked
-/// against the configuration the same way.
+/// against the configuration (a plan R1 refuses is allowed: that is the step's point).
 fn register_plan(v: &Value, path: &str, config: &Config) -> Result<Value, TraceError> {
     let targets: Vec<PlanTarget> = serde_json::from_value(v.clone()).map_err(|e| {
         TraceError::invalid(
@@ -649,10 +649,12 @@ fn register_plan(v: &Value, path: &str, config: &Config) -> Result<Value, TraceE
             format!("{e} (a plan is a list of {{\"bucket\": b, \"target\": [servers]}})"),
         )
     })?;
-    config.check_targets(path, &targets).map_err(|e| match e {
-        ConfigError::Invalid { field, message } => TraceError::invalid(field, message),
-        other => TraceError::invalid(path, other.to_string()),
-    })?;
+    config
+        .check_register_targets(path, &targets)
+        .map_err(|e| match e {
+            ConfigError::Invalid { field, message } => TraceError::invalid(field, message),
+            other => TraceError::invalid(path, other.to_string()),
+        })?;
     Ok(serde_json::to_value(&targets).expect("targets serialize"))
 }
 

@@ -15,6 +15,10 @@ impl Step<'_> {
             self.out.reply = Some(ClientReply::Register(RegisterReply::RejectedInProgress));
             return Ok(());
         }
+        if !valid_plan(&plan) {
+            self.out.reply = Some(ClientReply::Register(RegisterReply::RejectedInvalidPlan));
+            return Ok(());
+        }
         let id = self.s.store.task.as_ref().map_or(0, |t| t.id) + 1;
         if self.store_op().and_then(|()| self.fence(true)).is_err() {
             self.out.reply = Some(ClientReply::Register(RegisterReply::StoreError));
@@ -122,4 +126,17 @@ impl Step<'_> {
         }
         Ok(())
     }
+}
+
+/// R1's validity check: every bucket at most once, every target list without a repeated server.
+/// (The model builds each origin from the bucket's assignment and `new_leader` from the target,
+/// and drops deleted buckets, so those parts of a plan are valid by construction.)
+fn valid_plan(plan: &Plan) -> bool {
+    plan.iter().enumerate().all(|(i, e)| {
+        plan[..i].iter().all(|p| p.bucket != e.bucket)
+            && e.trs
+                .iter()
+                .enumerate()
+                .all(|(j, s)| !e.trs[..j].contains(s))
+    })
 }
