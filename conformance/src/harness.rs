@@ -250,19 +250,19 @@ impl<S: ManagerSide> Harness<S> {
             Action::DeliverAdjustIsr { msg, .. } => {
                 self.input(translate::adjust_isr(msg), &mut effects)?
             }
-            Action::CrashServer { server } => self.input(
+            Action::CrashServer { server, .. } => self.input(
                 mgr::Input::ServerDown(mgr::ServerId::from(*server)),
                 &mut effects,
             )?,
-            Action::RestartServer { server } => self.input(
+            Action::RestartServer { server, .. } => self.input(
                 mgr::Input::ServerUp(mgr::ServerId::from(*server)),
                 &mut effects,
             )?,
-            Action::DeleteBucket { bucket } => self.input(
+            Action::DeleteBucket { bucket, .. } => self.input(
                 mgr::Input::BucketDeleted(mgr::BucketId::from(*bucket)),
                 &mut effects,
             )?,
-            Action::Tick => {
+            Action::Tick { .. } => {
                 self.now_ms += self.config.check_interval_ms;
                 self.input(mgr::Input::Tick, &mut effects)?
             }

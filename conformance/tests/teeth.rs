@@ -300,12 +300,12 @@ fn startup_read_blocks_diverges_at_the_tick_that_does_not_retry() {
     // Under D6 the same state has a Tick, which queues the read again.
     let spec = RebalanceModel::new(trace.config.clone(), BugSet::none());
     let (_, mut out) = spec
-        .step(&blocked, &Action::Tick)
+        .step(&blocked, &Action::TICK)
         .expect("D6: Tick retries");
     assert_eq!(out.enqueued.as_slice(), &[Event::Recover]);
     // The variant's Tick: the same step without the retry, so nothing queued, nothing changed.
     out.enqueued.clear();
-    let stutter = lockstep.follow(&Action::Tick, blocked, out);
+    let stutter = lockstep.follow(&Action::TICK, blocked, out);
     let mismatch = stutter.expect_err("the manager retries the read on a Tick");
     println!(
         "startup-read-blocks: diverges at the Tick after step 3: {}",

@@ -61,15 +61,30 @@ pub enum Action {
     /// R21.
     ProposeIsr { server: ServerId, bucket: BucketId },
     /// R19.
-    CrashServer { server: ServerId },
+    CrashServer {
+        server: ServerId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fail_store_op: Option<u8>,
+    },
     /// R20.
-    RestartServer { server: ServerId },
+    RestartServer {
+        server: ServerId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fail_store_op: Option<u8>,
+    },
     /// R17 (crash and restart in one step).
     CrashCoordinator,
     /// Bucket deletion (spec 5, Environment).
-    DeleteBucket { bucket: BucketId },
-    /// R23.
-    Tick,
+    DeleteBucket {
+        bucket: BucketId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fail_store_op: Option<u8>,
+    },
+    /// R23 (its store operations are R23.5's retries).
+    Tick {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fail_store_op: Option<u8>,
+    },
     /// Zombie coordinator (spec 9): the deposed incarnation processes the front of its own
     /// event queue.
     ZombieProcessEvent { event: Event },
@@ -81,18 +96,27 @@ pub enum Action {
 }
 
 impl Action {
+    /// R23 with no store failure, the clock's step as every trace without faults takes it.
+    pub const TICK: Action = Action::Tick {
+        fail_store_op: None,
+    };
+
     pub fn fail_store_op(&self) -> Option<u8> {
         match self {
             Action::Register { fail_store_op, .. }
             | Action::Cancel { fail_store_op }
             | Action::ProcessEvent { fail_store_op, .. }
             | Action::DeliverNliResponse { fail_store_op, .. }
-            | Action::DeliverAdjustIsr { fail_store_op, .. } => *fail_store_op,
+            | Action::DeliverAdjustIsr { fail_store_op, .. }
+            | Action::CrashServer { fail_store_op, .. }
+            | Action::RestartServer { fail_store_op, .. }
+            | Action::DeleteBucket { fail_store_op, .. }
+            | Action::Tick { fail_store_op } => *fail_store_op,
             _ => None,
         }
     }
 
-    /// The same action with another `fail_store_op` (None for actions that cannot fail).
+    /// The same action with another `fail_store_op` (unchanged for actions that cannot fail).
     pub fn with_fail_store_op(&self, k: Option<u8>) -> Action {
         let mut a = *self;
         match &mut a {
@@ -100,7 +124,11 @@ impl Action {
             | Action::Cancel { fail_store_op }
             | Action::ProcessEvent { fail_store_op, .. }
             | Action::DeliverNliResponse { fail_store_op, .. }
-            | Action::DeliverAdjustIsr { fail_store_op, .. } => *fail_store_op = k,
+            | Action::DeliverAdjustIsr { fail_store_op, .. }
+            | Action::CrashServer { fail_store_op, .. }
+            | Action::RestartServer { fail_store_op, .. }
+            | Action::DeleteBucket { fail_store_op, .. }
+            | Action::Tick { fail_store_op } => *fail_store_op = k,
             _ => {}
         }
         a
@@ -128,7 +156,7 @@ impl Action {
             Action::RestartServer { .. } => ActionKind::RestartServer,
             Action::CrashCoordinator => ActionKind::CrashCoordinator,
             Action::DeleteBucket { .. } => ActionKind::DeleteBucket,
-            Action::Tick => ActionKind::Tick,
+            Action::Tick { .. } => ActionKind::Tick,
             Action::ZombieProcessEvent { .. } => ActionKind::ZombieProcessEvent,
             Action::ZombieDeliverNliResponse { .. } => ActionKind::ZombieDeliverNliResponse,
             Action::ZombieCancel => ActionKind::ZombieCancel,
@@ -237,6 +265,10 @@ impl ActionKind {
                 | ActionKind::ProcessEvent
                 | ActionKind::DeliverNliResponse
                 | ActionKind::DeliverAdjustIsr
+                | ActionKind::CrashServer
+                | ActionKind::RestartServer
+                | ActionKind::DeleteBucket
+                | ActionKind::Tick
         )
     }
 }
@@ -281,7 +313,8 @@ pub struct StepOutput {
     pub enqueued: SmallVec<[Event; 4]>,
     pub reply: Option<ClientReply>,
     /// Store operations attempted (the failable ones of spec 9: writes of R1, R2, R5, R7.2, R9,
-    /// R10, R15, R18 and the read of R16; R17, R19, R20 writes are assumed to succeed).
+    /// R10, R15, R18, R19, R20, R23.5 and the bucket deletion, and the read of R16; R17's
+    /// epoch write is assumed to succeed).
     pub store_ops: u8,
     /// Whether the step's store operation number `fail_store_op` failed.
     pub store_failed: bool,

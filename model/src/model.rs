@@ -295,7 +295,7 @@ impl RebalanceModel {
                 st.out.server_sent.push(m);
                 st.s.send(m);
             }
-            Action::CrashServer { server } => {
+            Action::CrashServer { server, .. } => {
                 if pre.budgets.server_crash == 0
                     || *server >= self.config.servers
                     || !pre.servers[*server as usize].up
@@ -306,7 +306,7 @@ impl RebalanceModel {
                 st.s.servers[*server as usize].up = false;
                 st.on_server_crash(*server);
             }
-            Action::RestartServer { server } => {
+            Action::RestartServer { server, .. } => {
                 if *server >= self.config.servers || pre.servers[*server as usize].up {
                     return false;
                 }
@@ -320,7 +320,7 @@ impl RebalanceModel {
                 st.s.budgets.coordinator_crash -= 1;
                 st.crash_coordinator();
             }
-            Action::DeleteBucket { bucket } => {
+            Action::DeleteBucket { bucket, .. } => {
                 if pre.budgets.bucket_deletion == 0
                     || *bucket >= self.config.bucket_count()
                     || pre.store.buckets.deleted[*bucket as usize]
@@ -328,15 +328,13 @@ impl RebalanceModel {
                     return false;
                 }
                 st.s.budgets.bucket_deletion -= 1;
-                st.s.store.buckets.deleted[*bucket as usize] = true;
-                st.s.coordinator.cache.deleted[*bucket as usize] = true;
+                let _ = st.on_bucket_deleted(*bucket);
             }
             Action::ZombieProcessEvent { .. }
             | Action::ZombieDeliverNliResponse { .. }
             | Action::ZombieCancel => return st.zombie_step(pre, action),
-            Action::Tick => {
-                let c = &pre.coordinator;
-                if c.attempts.is_empty() && !c.finalize_pending && !c.recovery_pending {
+            Action::Tick { .. } => {
+                if !pre.coordinator.timed() {
                     return false;
                 }
                 st.tick();
@@ -477,10 +475,22 @@ impl RebalanceModel {
         for server in 0..self.config.servers {
             if state.servers[server as usize].up {
                 if b.server_crash > 0 {
-                    out.push(Action::CrashServer { server });
+                    push(
+                        Action::CrashServer {
+                            server,
+                            fail_store_op: None,
+                        },
+                        out,
+                    );
                 }
             } else {
-                out.push(Action::RestartServer { server });
+                push(
+                    Action::RestartServer {
+                        server,
+                        fail_store_op: None,
+                    },
+                    out,
+                );
             }
         }
         if b.coordinator_crash > 0 {
@@ -489,13 +499,18 @@ impl RebalanceModel {
         if b.bucket_deletion > 0 {
             for bucket in 0..self.config.bucket_count() {
                 if !state.store.buckets.deleted[bucket as usize] {
-                    out.push(Action::DeleteBucket { bucket });
+                    push(
+                        Action::DeleteBucket {
+                            bucket,
+                            fail_store_op: None,
+                        },
+                        out,
+                    );
                 }
             }
         }
-        let c = &state.coordinator;
-        if !c.attempts.is_empty() || c.finalize_pending || c.recovery_pending {
-            push(Action::Tick, out);
+        if state.coordinator.timed() {
+            push(Action::TICK, out);
         }
         if state.zombie.is_some() {
             crate::coordinator::zombie_candidates(state, out);

@@ -39,11 +39,13 @@ pub enum Rule {
     R21,
     R22,
     R23,
+    /// R23's retry of failed liveness and deletion writes.
+    R23_5,
     R24,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 30] = [
+    pub const ALL: [Rule; 31] = [
         Rule::R1,
         Rule::R2,
         Rule::R3,
@@ -73,6 +75,7 @@ impl Rule {
         Rule::R21,
         Rule::R22,
         Rule::R23,
+        Rule::R23_5,
         Rule::R24,
     ];
 
@@ -108,6 +111,7 @@ impl Rule {
             Rule::R21 => "R21",
             Rule::R22 => "R22",
             Rule::R23 => "R23",
+            Rule::R23_5 => "R23.5",
             Rule::R24 => "R24",
         }
     }

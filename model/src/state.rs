@@ -103,6 +103,10 @@ pub struct Coordinator {
     pub finalize_queued: bool,
     pub recovery_pending: bool,
     pub recovery_queued: bool,
+    /// Buckets whose write of R19 or R20 failed, for R23.5 to repair (a bucket set).
+    pub liveness_repairs: ServerSet,
+    /// Buckets whose deletion marker write failed, for R23.5 to write again (a bucket set).
+    pub deletion_retries: ServerSet,
     /// The event queue, FIFO; the front is the only event that can be processed next.
     pub events: EventQueue,
 }
@@ -318,6 +322,15 @@ impl Coordinator {
     pub fn overall_is_final(&self) -> bool {
         self.overall.is_some_and(|o| o.is_final())
     }
+    /// Whether a tick can matter (spec 9, "Time"): an attempt is active, finalize or recovery
+    /// is pending, or a failed liveness or deletion write waits for R23.5.
+    pub fn timed(&self) -> bool {
+        !self.attempts.is_empty()
+            || self.finalize_pending
+            || self.recovery_pending
+            || !self.liveness_repairs.is_empty()
+            || !self.deletion_retries.is_empty()
+    }
     /// A fresh incarnation's state (R17) before recovery runs.
     pub fn fresh(ce: Epoch, live: ServerSet, cache: BucketMeta) -> Coordinator {
         Coordinator {
@@ -337,6 +350,8 @@ impl Coordinator {
             finalize_queued: false,
             recovery_pending: false,
             recovery_queued: false,
+            liveness_repairs: ServerSet::EMPTY,
+            deletion_retries: ServerSet::EMPTY,
             events: EventQueue::new(),
         }
     }

@@ -164,7 +164,8 @@ fn phase_a_started(pre: &SystemState, post: &SystemState, e: &PlanEntry) -> bool
 }
 
 /// The coordinator elected another leader for a leader-only bucket of the plan in this step.
-/// A server crash or restart re-elects for liveness (R19, R20), which is not rebalance work.
+/// A server crash or restart re-elects for liveness (R19, R20), and so does a tick's repair of
+/// a failed one (R23.5, the only write a tick makes); none of them is rebalance work.
 fn leader_elected(
     pre: &SystemState,
     post: &SystemState,
@@ -175,7 +176,7 @@ fn leader_elected(
     let b = e.bucket as usize;
     let liveness = matches!(
         action,
-        Action::CrashServer { .. } | Action::RestartServer { .. }
+        Action::CrashServer { .. } | Action::RestartServer { .. } | Action::Tick { .. }
     );
     !fresh_plan
         && !liveness

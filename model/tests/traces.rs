@@ -105,7 +105,7 @@ fn the_hand_written_trace_resolves_its_patterns_and_meets_its_expectations() {
     assert_eq!(t.version, 2);
     // 9 steps as written; the counted tick is three.
     assert_eq!(t.steps.len(), 11);
-    assert_eq!(t.steps[1..4], [Action::Tick, Action::Tick, Action::Tick]);
+    assert_eq!(t.steps[1..4], [Action::TICK, Action::TICK, Action::TICK]);
     assert_eq!(t.expectations.len(), 7);
     let tick = &t.expectations[1];
     assert_eq!(

@@ -40,7 +40,7 @@ fn find(m: &RebalanceModel, want: impl Fn(&SystemState) -> bool) -> SystemState 
 }
 
 fn tick() -> (Action, StepOutput) {
-    (Action::Tick, StepOutput::default())
+    (Action::TICK, StepOutput::default())
 }
 
 #[test]

@@ -126,7 +126,7 @@ fn startup_read(bug: Bug, trace: &str) {
         "D6 keeps recovery pending"
     );
     let (after_tick, _) = spec
-        .step(&state, &Action::Tick)
+        .step(&state, &Action::TICK)
         .expect("Tick retries the read");
     assert_eq!(
         after_tick.coordinator.events.len(),

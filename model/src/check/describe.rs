@@ -78,11 +78,20 @@ pub fn action(a: &Action) -> String {
         Action::ProposeIsr { server, bucket } => {
             format!("s{server}: proposes an ISR expansion of b{bucket}")
         }
-        Action::CrashServer { server } => format!("s{server}: crashes"),
-        Action::RestartServer { server } => format!("s{server}: restarts"),
+        Action::CrashServer {
+            server,
+            fail_store_op,
+        } => format!("s{server}: crashes{}", fail(fail_store_op)),
+        Action::RestartServer {
+            server,
+            fail_store_op,
+        } => format!("s{server}: restarts{}", fail(fail_store_op)),
         Action::CrashCoordinator => "coordinator: crashes and restarts".into(),
-        Action::DeleteBucket { bucket } => format!("admin: deletes b{bucket}"),
-        Action::Tick => "clock: tick".into(),
+        Action::DeleteBucket {
+            bucket,
+            fail_store_op,
+        } => format!("admin: deletes b{bucket}{}", fail(fail_store_op)),
+        Action::Tick { fail_store_op } => format!("clock: tick{}", fail(fail_store_op)),
         Action::ZombieProcessEvent { event: e } => format!("deposed coordinator: {}", event(e)),
         Action::ZombieDeliverNliResponse { msg } => format!(
             "deposed coordinator: handles {}",

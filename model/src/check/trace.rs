@@ -569,13 +569,18 @@ fn parse_step(
     }
     let mut pat = Map::new();
     pat.insert("kind".into(), Value::from(kind));
-    let failable = matches!(
-        kind,
-        "register" | "cancel" | "process_event" | "deliver_nli_response" | "deliver_adjust_isr"
-    );
+    let failable = ActionKind::ALL
+        .iter()
+        .any(|a| a.name() == kind && a.can_fail_store());
     if failable {
         if let Some(k) = rest.remove("fail_store_op") {
             let p = format!("{path}.fail_store_op");
+            if count > 1 {
+                return Err(TraceError::invalid(
+                    p,
+                    "a counted tick fails no store operation; give the failing tick alone",
+                ));
+            }
             pat.insert(
                 "fail_store_op".into(),
                 pattern::validate(&k, FAIL, &p, limits)?,

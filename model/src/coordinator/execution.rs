@@ -72,7 +72,7 @@ impl Step<'_> {
             return Ok(());
         }
         let assignment = *self.assignment(b);
-        self.write_bucket(b, assignment, Some(c), lai.isr, true)?;
+        self.write_bucket(b, assignment, Some(c), lai.isr)?;
         self.send_current(b);
         Ok(())
     }
@@ -87,7 +87,7 @@ impl Step<'_> {
             return Ok(());
         };
         let assignment = *self.assignment(b);
-        self.write_bucket_raw(b, assignment, Some(c), lai.isr, true)?;
+        self.write_bucket_raw(b, assignment, Some(c), lai.isr)?;
         self.send_current(b);
         Ok(())
     }
@@ -161,7 +161,7 @@ impl Step<'_> {
             if self.bug(Bug::EpochBumpOnRetry) {
                 // H6: the retry rewrites the union, bumping the bucket epoch.
                 let lai = self.lai(b);
-                self.write_bucket_raw(b, e.rs(), lai.leader, lai.isr, true)?;
+                self.write_bucket_raw(b, e.rs(), lai.leader, lai.isr)?;
             }
             if self.split_writes() {
                 // Fluss's retry of Phase A rewrites the union into the store, no epoch bump:
@@ -189,7 +189,7 @@ impl Step<'_> {
         if *self.assignment(b) == e.trs && leader == lai.leader && isr == lai.isr {
             return Ok(());
         }
-        self.write_bucket(b, e.trs, leader, isr, true)?;
+        self.write_bucket(b, e.trs, leader, isr)?;
         self.send_current(b);
         Ok(())
     }
@@ -212,7 +212,7 @@ impl Step<'_> {
             self.write_bucket_split(b, e.rs(), lai.leader, lai.isr, false)?;
         } else {
             let lai = self.lai(b);
-            self.write_bucket(b, e.rs(), lai.leader, lai.isr, true)?;
+            self.write_bucket(b, e.rs(), lai.leader, lai.isr)?;
         }
         self.send_current(b);
         Ok(())
@@ -227,7 +227,7 @@ impl Step<'_> {
         if self.split_writes() {
             self.write_bucket_split(b, e.trs, leader, isr, true)?;
         } else {
-            self.write_bucket(b, e.trs, leader, isr, true)?;
+            self.write_bucket(b, e.trs, leader, isr)?;
         }
         self.send_current(b);
         Ok(())

@@ -1,8 +1,9 @@
-//! The coordinator (manager) rules R1-R20 and R23 as one mutable step context. Each file holds
-//! one group of rules; every function cites the rule it implements.
+//! The coordinator (manager) rules R1-R20, R23 and the bucket deletion as one mutable step
+//! context. Each file holds one group of rules; every function cites the rule it implements.
 
 mod client;
 mod execution;
+mod liveness;
 mod recovery;
 mod responses;
 pub use responses::adjust_isr_accepted as responses_accepted;
@@ -202,21 +203,19 @@ impl<'a> Step<'a> {
     }
 
     /// `write_bucket(b, assignment', lai')` (spec 4), only when it changes the assignment, the
-    /// leader or the ISR (INV-EPOCH-ONLY-ON-CHANGE). `failable` is false for the liveness path
-    /// of R19/R20 (D10).
+    /// leader or the ISR (INV-EPOCH-ONLY-ON-CHANGE).
     pub fn write_bucket(
         &mut self,
         b: BucketId,
         assignment: Replicas,
         leader: Option<ServerId>,
         isr: crate::types::ServerSet,
-        failable: bool,
     ) -> Flow {
         let lai = self.lai(b);
         if assignment == *self.assignment(b) && leader == lai.leader && isr == lai.isr {
             return Ok(());
         }
-        self.write_bucket_raw(b, assignment, leader, isr, failable)
+        self.write_bucket_raw(b, assignment, leader, isr)
     }
 
     /// The store write itself. The ghost of INV-EPOCH-ONLY-ON-CHANGE is recorded here, for any
@@ -227,11 +226,8 @@ impl<'a> Step<'a> {
         assignment: Replicas,
         leader: Option<ServerId>,
         isr: crate::types::ServerSet,
-        failable: bool,
     ) -> Flow {
-        if failable {
-            self.store_op()?;
-        }
+        self.store_op()?;
         self.fence(false)?;
         let old = self.lai(b);
         if assignment == *self.assignment(b) && leader == old.leader && isr == old.isr {

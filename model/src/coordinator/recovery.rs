@@ -1,15 +1,14 @@
-//! Crash, restart and recovery: R16 (Recover), R17 (coordinator crash), R19 and R20 (server
-//! crash and restart as the coordinator handles them).
+//! Coordinator crash and recovery: R16 (Recover), R17 (coordinator crash and restart).
 
 use super::{Flow, Rule, Step};
 use crate::bug::Bug;
 use crate::inline::InlineVec;
 use crate::state::{Attempt, Coordinator, Event};
-use crate::types::{BucketId, BucketStatus, Key, OverallStatus, ServerId, ServerSet, MAX_BUCKETS};
+use crate::types::{BucketId, BucketStatus, Key, OverallStatus, ServerSet, MAX_BUCKETS};
 
 impl Step<'_> {
-    /// R17: every volatile field is lost; the new incarnation bumps the coordinator epoch
-    /// (assumed to succeed), reloads the cache and enqueues Recover.
+    /// R17: every volatile field is lost (R23.5's retry sets too); the new incarnation bumps
+    /// the coordinator epoch (assumed to succeed), reloads the cache and enqueues Recover.
     pub fn crash_coordinator(&mut self) {
         self.fired(Rule::R17);
         self.s.store.coordinator_epoch += 1;
@@ -132,55 +131,5 @@ impl Step<'_> {
         self.s.coordinator.set_status(b, BucketStatus::Timeout);
         self.s.ghost.restored.insert(b);
         self.enqueue_reconcile(key);
-    }
-
-    /// R19 as the coordinator handles a server crash. Its writes are assumed to succeed (D10).
-    pub fn on_server_crash(&mut self, s: ServerId) {
-        self.fired(Rule::R19);
-        self.s.coordinator.live.remove(s);
-        for b in 0..self.config.bucket_count() {
-            if self.deleted(b) || !self.assignment(b).contains(&s) {
-                continue;
-            }
-            let lai = self.lai(b);
-            let mut isr = lai.isr;
-            isr.remove(s);
-            if isr.is_empty() {
-                isr = lai.isr;
-            }
-            let leader = if lai.leader == Some(s) {
-                let live = self.s.coordinator.live;
-                self.assignment(b)
-                    .iter()
-                    .copied()
-                    .find(|x| live.contains(*x) && isr.contains(*x))
-            } else {
-                lai.leader
-            };
-            if (leader, isr) != (lai.leader, lai.isr) {
-                let assignment = *self.assignment(b);
-                let _ = self.write_bucket(b, assignment, leader, isr, false);
-                self.send_current(b);
-            }
-        }
-    }
-
-    /// R20 as the coordinator handles a server restart.
-    pub fn on_server_restart(&mut self, s: ServerId) {
-        self.fired(Rule::R20);
-        self.s.coordinator.live.insert(s);
-        for b in 0..self.config.bucket_count() {
-            if self.deleted(b) || !self.assignment(b).contains(&s) {
-                continue;
-            }
-            let lai = self.lai(b);
-            if lai.leader.is_none() {
-                let assignment = *self.assignment(b);
-                if let Some(l) = self.elect(b, &assignment) {
-                    let _ = self.write_bucket(b, assignment, Some(l), lai.isr, false);
-                }
-            }
-            self.send_current(b);
-        }
     }
 }

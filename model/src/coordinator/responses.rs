@@ -105,7 +105,7 @@ impl Step<'_> {
             return Ok(());
         }
         let assignment = *self.assignment(b);
-        if let Err(abort) = self.write_bucket(b, assignment, lai.leader, msg.isr, true) {
+        if let Err(abort) = self.write_bucket(b, assignment, lai.leader, msg.isr) {
             // R8: a failed write answers Err to the leader.
             self.reply_adjust_isr(msg, AdjustIsrResult::Err);
             return Err(abort);

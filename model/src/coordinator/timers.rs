@@ -1,4 +1,5 @@
-//! Timer-driven rules: R13 (Timeout), R14 (Reconcile), R15 (finalize and its event), R23 (Tick).
+//! Timer-driven rules: R13 (Timeout), R14 (Reconcile), R15 (finalize and its event), R23 (Tick;
+//! its retries of R23.5 are in `liveness.rs`).
 
 use super::{Flow, Rule, Step};
 use crate::bug::Bug;
@@ -192,5 +193,7 @@ impl Step<'_> {
             c.recovery_queued = true;
             self.enqueue(Event::Recover);
         }
+        // R23.5: failed liveness and deletion writes.
+        self.retry_liveness_writes();
     }
 }
