@@ -1,7 +1,6 @@
-//! The manager's retry of failed liveness and deletion writes, an implementation choice beyond
-//! the spec (D10 assumes those writes succeed, so no model step reaches it and conformance cannot
-//! check it; `impl/src/manager/liveness.rs`). Each test fails the event's write, then checks
-//! what the next Tick repairs.
+//! The manager's retry of failed liveness and deletion writes (spec R23.5,
+//! `impl/src/core/manager/liveness.rs`), which conformance now also walks (`ci-liveness-store`).
+//! Each test fails the event's write, then checks what the next Tick repairs.
 
 mod common;
 

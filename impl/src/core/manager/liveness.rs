@@ -1,8 +1,8 @@
 //! Coordinator-side handling of server crash (R19), server restart (R20) and bucket deletion.
 //!
-//! The spec assumes these writes succeed (D10). Here a failed write leaves the cache as it was,
-//! skips that bucket's resend, and records the bucket; every Tick retries it with the same rule
-//! applied to the then-current live set. Other buckets of the same event are still handled.
+//! A failed write leaves the cache as it was, skips that bucket's resend, and records the bucket
+//! (R8); every Tick retries it (R23.5) with one rule applied to the then-current live set. Other
+//! buckets of the same event are still handled. A coordinator crash loses the records (R17).
 
 use std::collections::BTreeSet;
 
@@ -91,8 +91,8 @@ impl<S: Store> Manager<S> {
         Ok(())
     }
 
-    /// Tick's retry of failed liveness and deletion writes. A bucket is repaired by R19's rule
-    /// for every assigned server that is down (ascending), then R20's election if leaderless.
+    /// R23.5, Tick's retry of failed liveness and deletion writes. A bucket is repaired by R19's
+    /// rule for every assigned server that is down (ascending), then R20's election if leaderless.
     pub(crate) fn retry_liveness_writes(&mut self) {
         for b in std::mem::take(&mut self.deletion_retries) {
             let _ = self.on_bucket_deleted(b);

@@ -87,8 +87,8 @@ pub struct Manager<S> {
     pub(crate) restored: usize,
     /// R3 is a loop: a finish inside execute returns to the running loop instead of recursing.
     pub(crate) admitting: bool,
-    /// Buckets whose R19/R20 liveness write failed; retried on every tick (impl extension: the
-    /// spec assumes those writes succeed, D10).
+    /// Buckets whose R19/R20 liveness write failed; retried on every tick (R23.5), lost by a
+    /// coordinator crash (R17).
     pub(crate) liveness_repairs: BTreeSet<BucketId>,
     /// Buckets whose deleted-marker write failed; retried on every tick.
     pub(crate) deletion_retries: BTreeSet<BucketId>,

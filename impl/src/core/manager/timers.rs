@@ -181,7 +181,7 @@ impl<S: Store> Manager<S> {
             self.recovery_queued = true;
             self.emit(Effect::Enqueue(Event::Recover));
         }
-        // Impl extension: retry liveness and deletion writes that failed (never in the model).
+        // (5) R23.5: retry the liveness and deletion writes that failed.
         self.retry_liveness_writes();
         Ok(())
     }
