@@ -5,7 +5,7 @@ use std::path::Path;
 
 use rebalance_conformance::replay::replay;
 use rebalance_model::trace::Replay;
-use rebalance_model::{BucketStatus, RebalanceModel, Trace};
+use rebalance_model::{BucketStatus, RebalanceModel, Rule, SystemState, Trace};
 use stateright::{Expectation, Model};
 
 fn load(name: &str) -> Trace {
@@ -88,4 +88,59 @@ fn c5_register_refuses_an_invalid_plan_and_writes_nothing() {
         ]
     );
     assert!(run.outputs[..2].iter().all(|o| o.store_ops == 0));
+}
+
+/// F14: the repair R23.5 makes on the tick after a failed liveness or deletion write, on both
+/// sides, with what the tick wrote and left. Each trace names the case it pins.
+fn liveness_retry(name: &str, steps: usize) -> (rebalance_model::StepOutput, SystemState) {
+    let run = agreed_run(name, steps);
+    let tick = run.outputs.last().expect("outputs").clone();
+    assert!(
+        tick.rules.contains(Rule::R23_5),
+        "{name}: the tick ran no R23.5"
+    );
+    let end = run.states.last().expect("states").clone();
+    assert!(
+        end.coordinator.liveness_repairs.is_empty() && end.coordinator.deletion_retries.is_empty(),
+        "{name}: a retry is left pending"
+    );
+    (tick, end)
+}
+
+#[test]
+fn f14_a_failed_crash_write_of_a_one_replica_leader_is_repaired_to_no_leader() {
+    let (tick, end) = liveness_retry("liveness-retry-elects-none.json", 3);
+    let lai = end.store.buckets.lai[0];
+    assert_eq!(
+        (lai.leader, lai.isr.iter().collect::<Vec<_>>()),
+        (None, vec![0])
+    );
+    assert_eq!(tick.store_ops, 1);
+}
+
+#[test]
+fn f14_a_repair_after_the_server_came_back_keeps_the_live_leader_and_writes_nothing() {
+    let (tick, end) = liveness_retry("liveness-retry-after-restart-changes-nothing.json", 7);
+    assert_eq!(tick.store_ops, 0);
+    assert!(tick.sent.is_empty());
+    let lai = end.store.buckets.lai[0];
+    assert_eq!((lai.leader, lai.bucket_epoch), (Some(0), 2));
+}
+
+#[test]
+fn f14_a_repair_while_the_server_is_down_removes_it_from_the_isr() {
+    let (tick, end) = liveness_retry("liveness-retry-shrinks-isr.json", 6);
+    assert_eq!(tick.store_ops, 1);
+    let lai = end.store.buckets.lai[0];
+    assert_eq!(
+        (lai.leader, lai.isr.iter().collect::<Vec<_>>()),
+        (Some(0), vec![0])
+    );
+}
+
+#[test]
+fn f14_a_failed_deletion_marker_is_written_on_the_next_tick() {
+    let (tick, end) = liveness_retry("deletion-retry-on-tick.json", 3);
+    assert_eq!(tick.store_ops, 1);
+    assert!(end.store.buckets.deleted[0] && end.coordinator.cache.deleted[0]);
 }
