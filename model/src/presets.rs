@@ -278,6 +278,17 @@ const PRESETS: &[Preset] = &[
         c.max_network = Some(3);
         c
     }),
+    ("ci-liveness-store", || {
+        let mut c = one_move(
+            "one move bucket; a server crash, a bucket deletion and two store failures, so their writes fail and R23.5 retries them",
+        );
+        c.budgets.server_crash = 1;
+        c.budgets.bucket_deletion = 1;
+        c.budgets.store_failure = 2;
+        // As in ci-backoff: with dead messages collected the graph stays under a million states.
+        c.collect_dead_messages = true;
+        c
+    }),
 ];
 
 /// A preset by name.

@@ -18,6 +18,7 @@ fn every_kind_name_is_the_tag_serde_writes_and_the_presets_reach_every_kind() {
         "ci-rf2-recovery",
         "ci-server-crash",
         "ci-zombie",
+        "ci-liveness-store",
     ] {
         let model = RebalanceModel::new(preset(name).expect("preset"), BugSet::none());
         dfs(&model, |edge| {
