@@ -108,7 +108,7 @@ const LONG: Duration = Duration::from_secs(30);
 #[test]
 fn shipped_traces_and_suites_agree_through_the_stdio_manager_as_in_process() {
     let files = shipped_traces();
-    assert!(files.len() >= 12 + 89, "{} traces", files.len());
+    assert!(files.len() >= 13 + 89, "{} traces", files.len());
     for file in files {
         let trace = Trace::read(&file).expect("a valid trace");
         let here = replay(&trace).expect("in process, the shipped traces agree");
