@@ -56,6 +56,24 @@ pub fn plan(entries: &[model::PlanEntry]) -> mgr::Plan {
     )
 }
 
+/// Whether the manager's `plan` is [`plan`]`(entries)`, compared in place (this runs on every
+/// edge of a walk, so it does not build the translation).
+pub fn same_plan(plan: &mgr::Plan, entries: &[model::PlanEntry]) -> bool {
+    let same = |a: &[mgr::ServerId], b: &[model::ServerId]| {
+        a.iter()
+            .copied()
+            .eq(b.iter().map(|s| mgr::ServerId::from(*s)))
+    };
+    plan.buckets.len() == entries.len()
+        && plan.buckets.iter().zip(entries).all(|((b, m), e)| {
+            *b == mgr::BucketId::from(e.bucket)
+                && same(&m.ors, &e.ors)
+                && same(&m.trs, &e.trs)
+                && m.old_leader == Some(mgr::ServerId::from(e.old_leader))
+                && m.new_leader == mgr::ServerId::from(e.new_leader)
+        })
+}
+
 crate::projection::same_variants!(fn task_status(model::TaskStatus) -> mgr::TaskStatus {
     NotStarted, Rebalancing, Completed, Failed, Canceled
 });

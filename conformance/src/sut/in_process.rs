@@ -128,7 +128,7 @@ impl ManagerSide for mgr::Manager<mgr::MemStore> {
         if let Some(rec) = self.bucket(absent) {
             return Some(format!("bucket({absent}) of no bucket is {rec:?}"));
         }
-        if self.plan().buckets != translate::plan(&c.plan).buckets {
+        if !translate::same_plan(self.plan(), &c.plan) {
             return Some(format!(
                 "plan() is {:?}, the model's plan {:?}",
                 self.plan(),
