@@ -4,8 +4,8 @@ use crate::config::Budgets;
 use crate::message::Message;
 use crate::spill::SpillVec;
 use crate::types::{
-    BucketId, BucketStatus, Entries, Epoch, Key, LeaderAndIsr, OverallStatus, Plan, PlanEntry,
-    RebalanceId, Replicas, ServerId, ServerSet, TaskStatus, INLINE_ENTRIES,
+    BucketId, BucketSet, BucketStatus, Entries, Epoch, Key, LeaderAndIsr, OverallStatus, Plan,
+    PlanEntry, RebalanceId, Replicas, ServerId, ServerSet, TaskStatus, INLINE_ENTRIES,
 };
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -103,10 +103,10 @@ pub struct Coordinator {
     pub finalize_queued: bool,
     pub recovery_pending: bool,
     pub recovery_queued: bool,
-    /// Buckets whose write of R19 or R20 failed, for R23.5 to repair (a bucket set).
-    pub liveness_repairs: ServerSet,
-    /// Buckets whose deletion marker write failed, for R23.5 to write again (a bucket set).
-    pub deletion_retries: ServerSet,
+    /// Buckets whose write of R19 or R20 failed, for R23.5 to repair.
+    pub liveness_repairs: BucketSet,
+    /// Buckets whose deletion marker write failed, for R23.5 to write again.
+    pub deletion_retries: BucketSet,
     /// The event queue, FIFO; the front is the only event that can be processed next.
     pub events: EventQueue,
 }
@@ -350,8 +350,8 @@ impl Coordinator {
             finalize_queued: false,
             recovery_pending: false,
             recovery_queued: false,
-            liveness_repairs: ServerSet::EMPTY,
-            deletion_retries: ServerSet::EMPTY,
+            liveness_repairs: BucketSet::EMPTY,
+            deletion_retries: BucketSet::EMPTY,
             events: EventQueue::new(),
         }
     }

@@ -37,6 +37,9 @@ pub type Epoch = u8;
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ServerSet(pub u16);
 
+/// A set of buckets (`0..16`): the same bitmask as [`ServerSet`], named for what it holds.
+pub type BucketSet = ServerSet;
+
 impl ServerSet {
     pub const EMPTY: ServerSet = ServerSet(0);
     pub fn from_servers<'a>(servers: impl IntoIterator<Item = &'a ServerId>) -> ServerSet {
