@@ -301,19 +301,18 @@ impl<S: ManagerSide> Harness<S> {
         }
         self.manager.settle(&mut effects).map_err(Failure::Sut)?;
         self.absorb(&effects);
-        if fault.is_some() && !self.manager.fault_pending() {
+        if let Some(k) = fault {
+            if self.manager.fault_pending() {
+                return Err(self
+                    .mismatch(
+                        post,
+                        format!(
+                        "the model failed store operation {k} of this step but the manager performed fewer"
+                    ),
+                    )
+                    .into());
+            }
             self.store_failures += 1;
-        }
-        if fault.is_some() && self.manager.fault_pending() {
-            return Err(self
-                .mismatch(
-                    post,
-                    format!(
-                    "the model failed store operation {} of this step but the manager performed fewer",
-                    fault.unwrap_or(0)
-                ),
-                )
-                .into());
         }
         if !is_zombie(action) {
             // A zombie step's effects are the deposed incarnation's, not the manager's.
