@@ -134,6 +134,13 @@ impl Action {
         a
     }
 
+    /// Whether a fair run must eventually take this action while it stays enabled (spec 7.3):
+    /// an obligatory kind with no injected store failure. A failing store operation is the
+    /// fault F-STORE, and faults are optional.
+    pub fn is_obligatory(&self) -> bool {
+        self.kind().fairness() == Fairness::Obligatory && self.fail_store_op().is_none()
+    }
+
     /// Whether this action runs coordinator code that performs store operations.
     pub fn can_fail_store(&self) -> bool {
         self.kind().can_fail_store()
@@ -255,6 +262,25 @@ impl ActionKind {
         NAMES[self as usize]
     }
 
+    /// The fairness class of this kind (spec 7.3): whether a correct run must eventually take
+    /// an action of this kind while it stays enabled, or may never take one again. One table,
+    /// read by the fair-end-state check and the fair-cycle search; the spec gives the reason
+    /// for each row.
+    pub fn fairness(self) -> Fairness {
+        use ActionKind::*;
+        match self {
+            // The coordinator's event loop, the network's eventual delivery, a leader's ISR
+            // catch-up and the clock while something is timed.
+            ProcessEvent | DeliverNli | DeliverNliResponse | DeliverAdjustIsr
+            | DeliverAdjustIsrResponse | ProposeIsr | Tick => Fairness::Obligatory,
+            // The client's requests, every fault, a crashed server's restart (a server may be
+            // lost for good), a table deletion and the deposed coordinator's steps.
+            Register | Cancel | DropMessage | DuplicateMessage | CrashServer | RestartServer
+            | CrashCoordinator | DeleteBucket | ZombieProcessEvent | ZombieDeliverNliResponse
+            | ZombieCancel => Fairness::Optional,
+        }
+    }
+
     /// Whether actions of this kind run coordinator code that performs store operations, and so
     /// may carry `fail_store_op` (spec 9).
     pub fn can_fail_store(self) -> bool {
@@ -271,6 +297,17 @@ impl ActionKind {
                 | ActionKind::Tick
         )
     }
+}
+
+/// Spec 7.3's fairness classes of [`ActionKind`] ([`ActionKind::fairness`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fairness {
+    /// Weakly fair: a run neither stops nor loops forever while an action of this kind, without
+    /// an injected store failure, stays enabled without being taken.
+    Obligatory,
+    /// A run may take it any number of times, or never again: client requests and faults.
+    Optional,
 }
 
 /// R1's reply.

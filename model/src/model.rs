@@ -26,6 +26,9 @@ pub struct RebalanceModel {
     /// `max_network` bound (shared by the checker's clones of the model, so a report can say
     /// how much the bound cut off rather than leave it silently unchecked).
     truncated: Arc<AtomicU64>,
+    /// Fair end states the LIVE-* properties were checked at (spec 7.3), counted by the first
+    /// LIVE-* property, which the checker evaluates once on every state it reaches.
+    fair_ends: Arc<AtomicU64>,
 }
 
 impl RebalanceModel {
@@ -34,6 +37,7 @@ impl RebalanceModel {
             config,
             bugs,
             truncated: Arc::default(),
+            fair_ends: Arc::default(),
         }
     }
 
@@ -44,6 +48,24 @@ impl RebalanceModel {
 
     pub fn reset_truncated(&self) {
         self.truncated.store(0, Ordering::Relaxed);
+    }
+
+    /// Fair end states counted since the last [`RebalanceModel::reset_fair_ends`].
+    pub fn fair_ends(&self) -> u64 {
+        self.fair_ends.load(Ordering::Relaxed)
+    }
+
+    pub fn reset_fair_ends(&self) {
+        self.fair_ends.store(0, Ordering::Relaxed);
+    }
+
+    /// [`RebalanceModel::is_fair_end`], counting the fair end states it finds.
+    pub fn is_fair_end_counted(&self, state: &SystemState) -> bool {
+        let end = self.is_fair_end(state);
+        if end {
+            self.fair_ends.fetch_add(1, Ordering::Relaxed);
+        }
+        end
     }
 
     /// [`RebalanceModel::within_bound`], counting the transitions it cuts off.
@@ -544,20 +566,40 @@ impl RebalanceModel {
             .is_none_or(|n| state.network.len() <= n as usize)
     }
 
-    /// "No action is enabled" (spec 7.3), with cheap sufficient conditions first.
+    /// "No action is enabled": every budget spent or unusable, nothing in flight or queued,
+    /// nothing timed. Every terminal state is a fair end state, not the other way round.
     pub fn is_terminal(&self, state: &SystemState) -> bool {
-        if !state.network.is_empty()
-            || !state.coordinator.events.is_empty()
-            || state.budgets.register > 0
-            || state.budgets.cancel > 0
-            || state.budgets.coordinator_crash > 0
-            || state.servers.iter().any(|s| !s.up)
-        {
+        if !self.is_fair_end(state) {
             return false;
         }
         let mut candidates = Vec::new();
         self.candidate_actions(state, &mut candidates);
         candidates.iter().all(|a| self.step(state, a).is_none())
+    }
+
+    /// A **fair end state** (spec 7.3): no obligatory action is enabled
+    /// ([`Action::is_obligatory`]), whatever optional budget is left. A fair run may stop here,
+    /// so every LIVE-* property must hold here. Enabled means enabled by the protocol: an
+    /// action that leads beyond `max_network` still counts, so the search bound never makes a
+    /// state look finished.
+    pub fn is_fair_end(&self, state: &SystemState) -> bool {
+        // Cheap sufficient conditions first: a message in flight can always be delivered and a
+        // queued event processed, and both are obligatory (`model/tests/fairness.rs` checks
+        // this shortcut against the plain definition below).
+        if !state.network.is_empty() || !state.coordinator.events.is_empty() {
+            return false;
+        }
+        !self.obligatory_enabled(state)
+    }
+
+    /// Whether some obligatory action is enabled in `state`: the plain definition behind
+    /// [`RebalanceModel::is_fair_end`].
+    pub fn obligatory_enabled(&self, state: &SystemState) -> bool {
+        let mut candidates = Vec::new();
+        self.candidate_actions(state, &mut candidates);
+        candidates
+            .iter()
+            .any(|a| a.is_obligatory() && self.step(state, a).is_some())
     }
 }
 
