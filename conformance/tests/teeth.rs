@@ -272,8 +272,8 @@ fn every_variant_trace_diverges_where_the_variant_acts() {
 }
 
 /// `startup-read-blocks` acts by leaving out R23's retry of the failed read, so its trace (a
-/// Register whose task write fails, a coordinator crash, a Recover whose read fails) ends where
-/// the variant's model has nothing left to do, and no replayed step can show it. The step where
+/// coordinator crash, a Recover whose read fails) ends where the variant's model has no
+/// obligatory step left (a fair end state, spec 7.3), and no replayed step can show it. The step where
 /// it acts is the next Tick, which the variant's model leaves out as a stutter (it changes
 /// nothing): mirrored on the manager as that, a Tick with no effect, the manager diverges,
 /// because under D6 its Tick queues the read again.
@@ -294,8 +294,8 @@ fn startup_read_blocks_diverges_at_the_tick_that_does_not_retry() {
     let blocked = lockstep.state().clone();
     assert!(blocked.coordinator.recovery_pending && blocked.coordinator.events.is_empty());
     assert!(
-        model.is_terminal(&blocked),
-        "the variant's model has nothing left to do"
+        model.is_fair_end(&blocked),
+        "the variant's model has no obligatory step left"
     );
     // Under D6 the same state has a Tick, which queues the read again.
     let spec = RebalanceModel::new(trace.config.clone(), BugSet::none());
@@ -308,7 +308,7 @@ fn startup_read_blocks_diverges_at_the_tick_that_does_not_retry() {
     let stutter = lockstep.follow(&Action::TICK, blocked, out);
     let mismatch = stutter.expect_err("the manager retries the read on a Tick");
     println!(
-        "startup-read-blocks: diverges at the Tick after step 3: {}",
+        "startup-read-blocks: diverges at the Tick after step 2: {}",
         mismatch.summary
     );
     assert!(

@@ -112,7 +112,7 @@ impl Bug {
             Bug::RecoveryOrder => "INV-PENDING-AT-ORIGIN",
             Bug::FlussAtOrigin => "INV-CANCEL-NO-NEW-WORK",
             Bug::ReelectOnReconcile => "INV-EPOCH-ONLY-ON-CHANGE",
-            Bug::StartupReadBlocks | Bug::StartupReadSkips => "LIVE-QUIESCENT",
+            Bug::StartupReadBlocks | Bug::StartupReadSkips => "LIVE-RECOVERED",
             Bug::UnfencedTaskWrites => "INV-CANCEL-PERSISTED-FIRST",
             // Holds alone under D1's classify-first recovery (findings F11); with
             // `recovery-order` it halves H13's counterexample.

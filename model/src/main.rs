@@ -309,7 +309,7 @@ fn main() -> ExitCode {
                 }
             }
             if json {
-                println!("{}", to_json(&report, &config_name, &bugs));
+                println!("{}", to_json(&model, &report, &config_name, &bugs));
             } else {
                 print_text(&model, &report, &config_name, &bugs);
             }
@@ -423,6 +423,7 @@ fn print_text(model: &RebalanceModel, r: &CheckReport, config: &str, bugs: &[Bug
             r.truncated
         );
     }
+    println!("{}", liveness_line(r));
     for (name, v) in &r.verdicts {
         match v {
             Verdict::Holds => println!("  {name:<30} holds"),
@@ -451,6 +452,19 @@ fn print_text(model: &RebalanceModel, r: &CheckReport, config: &str, bugs: &[Bug
     }
 }
 
+/// What bounded the LIVE-* verdicts: the fair end states they were checked at (spec 7.3).
+fn liveness_line(r: &CheckReport) -> String {
+    let vacuous = if r.fair_end_states == 0 {
+        " (none reached: every LIVE-* verdict below is vacuous)"
+    } else {
+        ""
+    };
+    format!(
+        "liveness: LIVE-* checked at {} fair end states{vacuous}",
+        r.fair_end_states
+    )
+}
+
 /// Where `explore` listens by default, and so the address `check` prints.
 const EXPLORER_ADDR: &str = "127.0.0.1:3000";
 
@@ -464,7 +478,7 @@ fn explore_command(config: &str, bugs: &[Bug]) -> String {
     cmd
 }
 
-fn to_json(r: &CheckReport, config: &str, bugs: &[Bug]) -> String {
+fn to_json(model: &RebalanceModel, r: &CheckReport, config: &str, bugs: &[Bug]) -> String {
     let verdicts: Vec<_> = r
         .verdicts
         .iter()
@@ -498,9 +512,14 @@ fn to_json(r: &CheckReport, config: &str, bugs: &[Bug]) -> String {
         "seconds": r.seconds,
         "states_per_second": r.states_per_second(),
         "exhaustive": r.exhaustive,
+        "max_network": model.config.max_network,
         "truncated_transitions": r.truncated,
+        "fair_end_states": r.fair_end_states,
         "passed": r.passed(),
         "properties": verdicts,
+        // What was proven, exactly: the configuration as checked, every default filled in, in
+        // the configuration file format (`rebalance-model check --config FILE` reads it back).
+        "config_resolved": model.config,
     }))
     .expect("json")
 }

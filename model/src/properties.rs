@@ -1,10 +1,11 @@
 //! The properties of spec section 7: every invariant of 7.1 as `always`, every companion of
-//! 7.2 as `sometimes`, and LIVE-QUIESCENT (7.3) as an `always` over terminal states.
+//! 7.2 as `sometimes`, and each liveness goal of 7.3 as an `always` that holds at every fair
+//! end state ([`RebalanceModel::is_fair_end`]).
 
 use crate::config::Config;
 use crate::model::RebalanceModel;
 use crate::state::SystemState;
-use crate::types::{BucketStatus, OverallStatus, PlanKind, ServerSet, TaskStatus};
+use crate::types::{BucketStatus, OverallStatus, ServerSet, TaskStatus};
 use stateright::Property;
 
 type M = RebalanceModel;
@@ -56,7 +57,26 @@ pub fn all() -> Vec<Property<M>> {
         Property::always("INV-CONTEXT-COHERENT", |_: &M, s: &SystemState| {
             s.coordinator.cache == s.store.buckets && s.coordinator.live == s.live()
         }),
-        Property::always("LIVE-QUIESCENT", live_quiescent),
+        // The first LIVE-* property counts the fair end states; the checker evaluates every
+        // `always` on every state it reaches, so the count is exact for an exhaustive check.
+        Property::always("LIVE-RECOVERED", |m: &M, s: &SystemState| {
+            !m.is_fair_end_counted(s) || live_recovered(m, s)
+        }),
+        Property::always("LIVE-TRACKED-FINISHES", |m: &M, s: &SystemState| {
+            live_tracked_finishes(m, s) || !m.is_fair_end(s)
+        }),
+        Property::always("LIVE-ADMITTED-FINISHES", |m: &M, s: &SystemState| {
+            live_admitted_finishes(m, s) || !m.is_fair_end(s)
+        }),
+        Property::always("LIVE-PENDING-RESOLVED", |m: &M, s: &SystemState| {
+            live_pending_resolved(m, s) || !m.is_fair_end(s)
+        }),
+        Property::always("LIVE-FINAL-STORED", |m: &M, s: &SystemState| {
+            live_final_stored(m, s) || !m.is_fair_end(s)
+        }),
+        Property::always("LIVE-REGISTER-ACCEPTED", |m: &M, s: &SystemState| {
+            live_register_accepted(m, s) || !m.is_fair_end(s)
+        }),
         Property::sometimes("SOME-COMPLETED", |_: &M, s: &SystemState| {
             stored_status(s) == Some(TaskStatus::Completed)
         }),
@@ -108,6 +128,9 @@ pub fn all() -> Vec<Property<M>> {
         Property::sometimes("SOME-CANCEL-STORE-FAILURE", |_: &M, s: &SystemState| {
             s.ghost.last.cancel_store_failure
         }),
+        Property::sometimes("SOME-FAIR-END-UNSPENT", |m: &M, s: &SystemState| {
+            m.is_fair_end(s) && !m.is_terminal(s)
+        }),
     ]
 }
 
@@ -144,6 +167,17 @@ pub fn not_applicable(name: &str, config: &Config) -> Option<&'static str> {
         "SOME-CANCEL-STORE-FAILURE" if b.cancel == 0 || b.store_failure == 0 => {
             Some("needs cancel and store_failure budgets")
         }
+        // A fair end state differs from a terminal one only where an optional action is still
+        // enabled there: a client request or a fault that can happen with nothing in flight.
+        "SOME-FAIR-END-UNSPENT"
+            if b.cancel == 0
+                && b.coordinator_crash == 0
+                && b.server_crash == 0
+                && b.bucket_deletion == 0
+                && b.register <= 1 =>
+        {
+            Some("no optional budget that outlives the first rebalance")
+        }
         _ => None,
     }
 }
@@ -177,7 +211,12 @@ pub const COMPANIONS: &[(&str, &str)] = &[
     ("INV-COMPLETED-AT-TARGET", "SOME-COMPLETED"),
     ("INV-NO-STRAY-UNION", "SOME-GIVE-UP-FAILED"),
     ("INV-CONTEXT-COHERENT", "SOME-DELETED-COMPLETES"),
-    ("LIVE-QUIESCENT", "SOME-FINALIZE-RETRIED"),
+    ("LIVE-RECOVERED", "SOME-RECOVERED-COMPLETES"),
+    ("LIVE-TRACKED-FINISHES", "SOME-TIMEOUT-THEN-COMPLETED"),
+    ("LIVE-ADMITTED-FINISHES", "SOME-FAIR-END-UNSPENT"),
+    ("LIVE-PENDING-RESOLVED", "SOME-CANCEL-DRAINS"),
+    ("LIVE-FINAL-STORED", "SOME-FINALIZE-RETRIED"),
+    ("LIVE-REGISTER-ACCEPTED", "SOME-GIVE-UP-FAILED"),
 ];
 
 fn stored_status(s: &SystemState) -> Option<TaskStatus> {
@@ -309,35 +348,73 @@ fn inv_no_stray_union(_: &M, s: &SystemState) -> bool {
     })
 }
 
-/// LIVE-QUIESCENT (spec 7.3): a terminal state is quiescent.
-fn live_quiescent(m: &M, s: &SystemState) -> bool {
-    quiescent(s) || !m.is_terminal(s)
+/// The liveness goals of spec 7.3, by name, each a predicate that must hold at every fair end
+/// state (and, for the fair-cycle search, infinitely often on every fair run).
+pub type Goal = fn(&M, &SystemState) -> bool;
+
+pub fn live_goals() -> &'static [(&'static str, Goal)] {
+    &[
+        ("LIVE-RECOVERED", live_recovered),
+        ("LIVE-TRACKED-FINISHES", live_tracked_finishes),
+        ("LIVE-ADMITTED-FINISHES", live_admitted_finishes),
+        ("LIVE-PENDING-RESOLVED", live_pending_resolved),
+        ("LIVE-FINAL-STORED", live_final_stored),
+        ("LIVE-REGISTER-ACCEPTED", live_register_accepted),
+    ]
 }
 
-fn quiescent(s: &SystemState) -> bool {
+/// Goal 5: a stored task has been recovered: recovery is not pending, and a stored task is the
+/// current rebalance's (an incarnation that never read it would leave `rid` unset).
+fn live_recovered(_: &M, s: &SystemState) -> bool {
     let c = &s.coordinator;
-    if c.recovery_pending {
-        return false;
-    }
-    if let Some(task) = &s.store.task {
-        if !task.status.is_final() {
-            return false;
-        }
-        if c.rid.is_some()
-            && (Some(task.id) != c.rid
-                || c.overall.map(OverallStatus::task_status) != Some(task.status))
-        {
-            return false;
-        }
-    }
-    c.plan.iter().all(|e| {
-        let b = e.bucket as usize;
-        let assigned = ServerSet::from_servers(&s.store.buckets.assignment[b]);
-        s.store.buckets.deleted[b]
-            || c.status_of(e.bucket) == Some(BucketStatus::Failed)
-            || s.ghost.final_recovered
-            || e.kind() != PlanKind::Move && assigned == e.trs_set()
-            || assigned == ServerSet::from_servers(&e.ors)
-            || assigned == e.trs_set()
-    })
+    !c.recovery_pending && s.store.task.as_ref().is_none_or(|t| c.rid == Some(t.id))
+}
+
+/// Goal 1: every tracked attempt has finished.
+fn live_tracked_finishes(_: &M, s: &SystemState) -> bool {
+    s.coordinator.tracked_count() == 0
+}
+
+/// Goal 2, weak form: no running attempt is left, and every plan bucket is assigned exactly its
+/// origin or its target replica set, unless it is deleted or FAILED (a give-up may keep its
+/// union, D5) or its status came from a recovered final task (as in INV-NO-STRAY-UNION).
+fn live_admitted_finishes(_: &M, s: &SystemState) -> bool {
+    let c = &s.coordinator;
+    c.running_count() == 0
+        && c.plan.iter().all(|e| {
+            let b = e.bucket as usize;
+            let assigned = ServerSet::from_servers(&s.store.buckets.assignment[b]);
+            s.store.buckets.deleted[b]
+                || c.status_of(e.bucket) == Some(BucketStatus::Failed)
+                || s.ghost.final_recovered
+                || assigned == ServerSet::from_servers(&e.ors)
+                || assigned == e.trs_set()
+        })
+}
+
+/// Goal 3: every pending bucket has been admitted or canceled.
+fn live_pending_resolved(_: &M, s: &SystemState) -> bool {
+    let c = &s.coordinator;
+    c.pending.is_empty()
+        && c.status
+            .iter()
+            .all(|(_, st)| *st != BucketStatus::NotStarted)
+}
+
+/// Goal 4: once no bucket of the current rebalance is in progress, its final status is stored
+/// and reported: `overall` is final, nothing is left to finalize, and the stored task is this
+/// rebalance's with that status.
+fn live_final_stored(_: &M, s: &SystemState) -> bool {
+    let c = &s.coordinator;
+    c.rid.is_none()
+        || c.recovery_pending
+        || c.any_in_progress()
+        || (c.overall_is_final()
+            && !c.finalize_pending
+            && stored_status(s) == c.overall.map(OverallStatus::task_status))
+}
+
+/// Goal 6: nothing is in progress, so a new register would be accepted (R1).
+fn live_register_accepted(_: &M, s: &SystemState) -> bool {
+    !s.coordinator.has_in_progress()
 }

@@ -160,7 +160,7 @@ fn step_reports_reply_store_ops_and_rules() {
     assert_eq!(s2.budgets.store_failure, 1);
 }
 
-/// Spec 7.3: the graph is acyclic, so LIVE-QUIESCENT at terminal states covers liveness. Each
+/// Spec 7.3: the graph is acyclic, so the LIVE-* goals at fair end states cover liveness. Each
 /// search is single-threaded, so the presets are shared out over the cores, largest first.
 #[test]
 fn no_cycle_in_ci_presets() {

@@ -1,5 +1,6 @@
 //! Exhaustive checks of every `ci-*` preset with pinned unique state counts: every `always`
-//! holds and every applicable `SOME-*` has an example. Run with `--release` (about a minute).
+//! holds, every applicable `SOME-*` has an example, and the LIVE-* goals were checked at some
+//! fair end state. Run with `--release` (about a minute).
 
 use rebalance_model::checker::{check, CheckOptions, Strategy, Verdict};
 use rebalance_model::presets::ci_preset_names;
@@ -38,6 +39,10 @@ fn every_ci_preset_holds_with_pinned_count() {
             if matches!(v, Verdict::Violated(_) | Verdict::NoExample) {
                 failures.push(format!("{name}: {p} {v:?}"));
             }
+        }
+        // Every LIVE-* verdict is read at fair end states; none would make them vacuous.
+        if r.fair_end_states == 0 {
+            failures.push(format!("{name}: no fair end state, LIVE-* checked nowhere"));
         }
         if r.unique_states != unique {
             failures.push(format!(

@@ -46,6 +46,9 @@ pub struct CheckReport {
     /// Transitions not followed because they lead beyond `max_network` (0 without a bound):
     /// the check is exhaustive only for the bounded graph.
     pub truncated: u64,
+    /// States at which the LIVE-* properties were checked: the fair end states reached (spec
+    /// 7.3). Zero means every LIVE-* "holds" is vacuous.
+    pub fair_end_states: u64,
     pub verdicts: Vec<(&'static str, Verdict)>,
 }
 
@@ -83,6 +86,7 @@ pub fn check(model: &RebalanceModel, opts: &CheckOptions) -> CheckReport {
     // Never stop early: the counts must be those of the whole graph.
     let never = HasDiscoveries::AllOf(BTreeSet::from(["(never)"]));
     model.reset_truncated();
+    model.reset_fair_ends();
     let builder = model
         .clone()
         .checker()
@@ -166,6 +170,7 @@ fn finish<C: Checker<RebalanceModel>>(
         seconds,
         exhaustive,
         truncated: model.truncated(),
+        fair_end_states: model.fair_ends(),
         verdicts,
     }
 }

@@ -1,4 +1,4 @@
-//! The acyclicity check behind LIVE-QUIESCENT (spec 7.3): a depth-first search that reports a
+//! The acyclicity check behind the LIVE-* goals (spec 7.3): a depth-first search that reports a
 //! back edge, i.e. a cycle that could avoid terminal states forever.
 
 use crate::action::Action;
