@@ -426,6 +426,10 @@ fn print_text(model: &RebalanceModel, r: &CheckReport, config: &str, bugs: &[Bug
     println!("{}", liveness_line(r));
     for (name, v) in &r.verdicts {
         match v {
+            Verdict::Holds if name.starts_with("LIVE-") => println!(
+                "  {name:<30} holds at {} fair end states",
+                r.fair_end_states
+            ),
             Verdict::Holds => println!("  {name:<30} holds"),
             Verdict::ExampleFound(n) => println!("  {name:<30} example found ({n} steps)"),
             Verdict::NoExample => println!("  {name:<30} NO EXAMPLE"),
