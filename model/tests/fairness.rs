@@ -33,6 +33,7 @@ fn fair_end_shortcut_agrees_with_the_plain_definition() {
             ends += usize::from(end);
             ControlFlow::Continue(())
         });
+        println!("{name}: {states} states, {ends} fair end states, {terminal} terminal");
         assert!(ends > 0, "{name}: no fair end state in {states} states");
         assert!(terminal <= ends, "{name}");
     }
