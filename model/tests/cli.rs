@@ -1,4 +1,4 @@
-//! `rebalance-model`'s `--variant` flag and `churn` subcommand, through the binary.
+//! `rebalance-model` through the binary: `--variant`, `churn`, and what `check --json` reports.
 
 use rebalance_model::Bug;
 use std::process::{Command, Output};
@@ -100,4 +100,43 @@ fn reelect_on_reconcile_churns_elections_that_d3_does_not() {
         "the variant re-elects: max {variant_max}"
     );
     assert!(variant_mean > mean, "{variant_mean} vs {mean}");
+}
+
+/// `check --json` says what bounded its verdicts (the fair end states the LIVE-* goals were
+/// read at, the network bound) and carries the configuration as checked, which `check` reads
+/// back to the same graph.
+#[test]
+fn check_json_names_its_bounds_and_the_resolved_configuration() {
+    let out = run(&["check", "--config", "ci-two-buckets", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let ends = report["fair_end_states"].as_u64().expect("fair_end_states");
+    assert!(ends > 0, "{report}");
+    assert_eq!(report["max_network"], 2);
+    assert!(report["truncated_transitions"].as_u64().unwrap() > 0);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("resolved.json");
+    std::fs::write(&path, report["config_resolved"].to_string()).unwrap();
+    let again = run(&["check", "--config", path.to_str().unwrap(), "--json"]);
+    assert_eq!(again.status.code(), Some(0));
+    let again: serde_json::Value = serde_json::from_slice(&again.stdout).expect("json");
+    assert_eq!(again["unique_states"], report["unique_states"]);
+    assert_eq!(again["fair_end_states"], report["fair_end_states"]);
+    assert_eq!(again["config_resolved"], report["config_resolved"]);
+    // The text report says it too, on the verdict of every LIVE-* goal.
+    let text = run(&["check", "--config", "ci-two-buckets"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!(
+            "liveness: LIVE-* checked at {ends} fair end states"
+        )),
+        "{text}"
+    );
+    let live = text.lines().filter(|l| l.trim_start().starts_with("LIVE-"));
+    assert_eq!(
+        live.filter(|l| l.ends_with(&format!("holds at {ends} fair end states")))
+            .count(),
+        rebalance_model::properties::live_goals().len(),
+        "{text}"
+    );
 }
