@@ -11,7 +11,9 @@ use stateright::Model;
 /// configuration is a preset name or a file under `model/configs/`.
 const CAUGHT: &[(&[Bug], &str, &str)] = &[
     (&[Bug::TimeoutCompletes], "tiny", "INV-COMPLETED-AT-TARGET"),
+    (&[Bug::TimeoutCompletes], "tiny", "LIVE-ADMITTED-FINISHES"),
     (&[Bug::FinalNotPersisted], "ci-store", "INV-FINAL-PERSISTED"),
+    (&[Bug::FinalNotPersisted], "ci-store", "LIVE-FINAL-STORED"),
     (
         &[Bug::CancelBestEffort],
         "ci-store",
@@ -128,6 +130,22 @@ fn every_switch_has_a_row() {
         assert!(
             CAUGHT.iter().any(|(bugs, _, _)| bugs.contains(&bug)),
             "{bug} has no row in CAUGHT"
+        );
+    }
+}
+
+/// `max_inflight = 0` pauses admission (R3): the protocol itself then leaves a registered
+/// bucket pending for good, and LIVE-PENDING-RESOLVED, which no bug switch breaks, must say so.
+#[test]
+fn paused_admission_leaves_a_pending_bucket_unresolved() {
+    let mut c = config("tiny");
+    c.max_inflight = 0;
+    let model = RebalanceModel::new(c, BugSet::none());
+    for property in ["LIVE-PENDING-RESOLVED", "LIVE-REGISTER-ACCEPTED"] {
+        let found = first_discoveries(&model, &[property]);
+        assert!(
+            found.iter().any(|c| c.property == property),
+            "max_inflight 0 does not violate {property}"
         );
     }
 }
