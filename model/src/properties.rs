@@ -54,6 +54,7 @@ pub fn all() -> Vec<Property<M>> {
         }),
         Property::always("INV-COMPLETED-AT-TARGET", inv_completed_at_target),
         Property::always("INV-NO-STRAY-UNION", inv_no_stray_union),
+        Property::always("INV-ELECTION-CLEAN", inv_election_clean),
         Property::always("INV-CONTEXT-COHERENT", |_: &M, s: &SystemState| {
             s.coordinator.cache == s.store.buckets && s.coordinator.live == s.live()
         }),
@@ -212,6 +213,7 @@ pub const COMPANIONS: &[(&str, &str)] = &[
     ("INV-ADJUST-ISR-FENCED", "SOME-ADJUST-ISR-REJECTED"),
     ("INV-COMPLETED-AT-TARGET", "SOME-COMPLETED"),
     ("INV-NO-STRAY-UNION", "SOME-GIVE-UP-FAILED"),
+    ("INV-ELECTION-CLEAN", "SOME-ADJUST-ISR-REJECTED"),
     ("INV-CONTEXT-COHERENT", "SOME-DELETED-COMPLETES"),
     ("LIVE-RECOVERED", "SOME-RECOVERED-COMPLETES"),
     ("LIVE-TRACKED-FINISHES", "SOME-TIMEOUT-THEN-COMPLETED"),
@@ -333,6 +335,21 @@ fn inv_completed_at_target(_: &M, s: &SystemState) -> bool {
             && (s.store.buckets.deleted[b]
                 || ServerSet::from_servers(&s.store.buckets.assignment[b]) == e.trs_set())
     })
+}
+
+/// INV-ELECTION-CLEAN (spec 7.1): every stored leader is an assigned replica in the stored
+/// ISR (R5, R10, R19, R20 and R23.5 elect only from the ISR), and no step made a server that
+/// is not live the leader (ghost).
+fn inv_election_clean(_: &M, s: &SystemState) -> bool {
+    let b = &s.store.buckets;
+    !s.ghost.violations.elected_down_server
+        && b.lai
+            .iter()
+            .zip(b.assignment.iter())
+            .all(|(lai, assignment)| {
+                lai.leader
+                    .is_none_or(|l| lai.isr.contains(l) && assignment.contains(&l))
+            })
 }
 
 /// A union is only allowed where spec 7.1 allows it. A recovered final task gives every bucket
