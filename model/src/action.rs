@@ -373,4 +373,18 @@ pub struct StepOutput {
     /// Dead responses the step delivered after its action, in order (spec 9, "dead
     /// messages"); R12 ignored each.
     pub delivered_dead: SmallVec<[NliResponse; 2]>,
+    /// R14.3 gave a bucket up in this step, and which of its clauses held. A fact of the
+    /// step, not of the state: the companions that tell the clauses apart (spec 7.2) read it
+    /// from the step out of a state, so it splits no state and is not part of any trace.
+    #[serde(skip)]
+    pub gave_up: Option<GiveUp>,
+}
+
+/// The clauses of R14.3 that held when a reconcile gave its bucket up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GiveUp {
+    /// `now_ms - blocked_since_ms > target_unavailable_timeout_ms`.
+    pub target_unavailable: bool,
+    /// `now_ms - last_progress_ms > no_progress_timeout_ms`.
+    pub no_progress: bool,
 }

@@ -289,6 +289,25 @@ const PRESETS: &[Preset] = &[
         c.collect_dead_messages = true;
         c
     }),
+    ("ci-tracked2", || {
+        let mut c = base(
+            "three move buckets, one slot, two tracked timed-out attempts; at most 2 messages in flight",
+            2,
+            1,
+        );
+        c.buckets = vec![bucket(&[0]), bucket(&[0]), bucket(&[0])];
+        c.plan = vec![target(0, &[1]), target(1, &[1]), target(2, &[1])];
+        // M + k plan buckets with M = 2: the tracked cap binds at M >= 2 (SOME-ADMISSION-CAPPED
+        // has an example), and INV-TRACKED-BOUND's `M - 1 + k` = 2 is below the three buckets,
+        // so `unbounded-tracked` violates it. `ci-tracked2-inflight2` has M - 1 + k = 3 buckets.
+        c.max_tracked_timed_out = 2;
+        c.collect_dead_messages = true;
+        // One bucket's Phase A sends two Nli, so 2 is the least bound under which the run
+        // starts. With 4 in flight the graph has 3.7 million states, with 3 0.76 million, with
+        // 2 60 thousand, and every companion the preset can reach has an example with 2.
+        c.max_network = Some(2);
+        fast(c)
+    }),
 ];
 
 /// A preset by name.

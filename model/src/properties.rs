@@ -2,9 +2,10 @@
 //! 7.2 as `sometimes`, and each liveness goal of 7.3 as an `always` that holds at every fair
 //! end state ([`RebalanceModel::is_fair_end`]).
 
+use crate::action::Action;
 use crate::config::Config;
 use crate::model::RebalanceModel;
-use crate::state::SystemState;
+use crate::state::{Event, SystemState};
 use crate::types::{BucketStatus, OverallStatus, ServerSet, TaskStatus};
 use stateright::Property;
 
@@ -110,6 +111,23 @@ pub fn all() -> Vec<Property<M>> {
                     .iter()
                     .any(|(_, st)| *st == BucketStatus::Failed)
         }),
+        Property::sometimes("SOME-GIVE-UP-UNAVAILABLE", |m: &M, s: &SystemState| {
+            next_give_up(m, s).is_some_and(|g| g.target_unavailable && !g.no_progress)
+        }),
+        Property::sometimes("SOME-GIVE-UP-NO-PROGRESS", |m: &M, s: &SystemState| {
+            next_give_up(m, s).is_some_and(|g| g.no_progress && !g.target_unavailable)
+        }),
+        Property::sometimes("SOME-BACKOFF-AT-CAP", some_backoff_at_cap),
+        Property::sometimes("SOME-INFLIGHT-CAPPED", |m: &M, s: &SystemState| {
+            let c = &s.coordinator;
+            let slots = m.config.max_inflight as usize;
+            slots > 0
+                && c.running_count() == slots
+                && c.tracked_count() < m.config.max_tracked_timed_out as usize
+                && c.pending
+                    .iter()
+                    .any(|b| c.status_of(*b) == Some(BucketStatus::NotStarted))
+        }),
         Property::sometimes("SOME-ADMISSION-CAPPED", |m: &M, s: &SystemState| {
             let c = &s.coordinator;
             c.pending
@@ -160,6 +178,34 @@ pub fn not_applicable(name: &str, config: &Config) -> Option<&'static str> {
         {
             Some("needs max_tracked_timed_out + max_inflight plan buckets (or + 1 with a coordinator crash)")
         }
+        // A target is unavailable only while a server is down, and servers go down only by a
+        // crash. The clause can hold alone only if `target_unavailable_timeout` is shorter
+        // than `no_progress_timeout`: `blocked_since` is set at a reconcile that saw no
+        // progress and cleared whenever progress is seen, so `blocked_for <= since_progress`
+        // always, and `blocked_for > T_u` with `since_progress <= T_np` needs `T_u < T_np`.
+        "SOME-GIVE-UP-UNAVAILABLE" if b.server_crash == 0 => Some("no server_crash budget"),
+        "SOME-GIVE-UP-UNAVAILABLE"
+            if config.target_unavailable_timeout_ticks >= config.no_progress_timeout_ticks =>
+        {
+            Some("target_unavailable_timeout is not shorter than no_progress_timeout")
+        }
+        // At the cap after a doubling needs a cap above one check interval (`backoff(0)`), and
+        // the reconcile that schedules it must come before the no-progress give-up: see
+        // `backoff_cap_reachable`.
+        "SOME-BACKOFF-AT-CAP" if config.max_reconcile_backoff_ticks <= 1 => {
+            Some("max_reconcile_backoff is one check interval: no doubling reaches it")
+        }
+        "SOME-BACKOFF-AT-CAP" if !backoff_cap_reachable(config) => {
+            Some("the no-progress give-up comes before the backoff reaches its cap")
+        }
+        // `max_inflight` blocks an admission only with every slot taken and a bucket still
+        // pending: `max_inflight >= 1` running attempts and one more plan bucket.
+        "SOME-INFLIGHT-CAPPED" if config.max_inflight == 0 => {
+            Some("max_inflight 0 pauses admission: no slot to take")
+        }
+        "SOME-INFLIGHT-CAPPED" if moves <= config.max_inflight as usize => {
+            Some("needs more plan buckets than max_inflight")
+        }
         "SOME-FINALIZE-RETRIED" if b.store_failure == 0 => Some("no store_failure budget"),
         "SOME-DELETED-COMPLETES" if b.bucket_deletion == 0 => Some("no bucket_deletion budget"),
         "SOME-ADJUST-ISR-REJECTED"
@@ -185,6 +231,66 @@ pub fn not_applicable(name: &str, config: &Config) -> Option<&'static str> {
     }
 }
 
+/// Whether a reconcile can schedule the backoff cap before the no-progress give-up. Every
+/// run of reconciles without progress starts with `reconciles = 0` (R13, R16, or R14.2 on
+/// progress, where `since_progress` is 0), and the reconcile with `reconciles = n` comes at
+/// least `backoff(0) + ... + backoff(n - 1)` ticks later, which is then at most its
+/// `since_progress`. The first `n` with `backoff(n)` at the cap is reached without a give-up
+/// only if that sum is at most `no_progress_timeout`.
+fn backoff_cap_reachable(config: &Config) -> bool {
+    let cap = u32::from(config.max_reconcile_backoff_ticks);
+    let mut waited = 0u32;
+    for n in 0..=8 {
+        let backoff = backoff_ticks(config, n);
+        if backoff >= cap {
+            return waited <= u32::from(config.no_progress_timeout_ticks);
+        }
+        waited += backoff;
+    }
+    false
+}
+
+/// Spec 4's `backoff(n) = min(check_interval * 2^min(n, 8), max_reconcile_backoff)`, in ticks.
+fn backoff_ticks(config: &Config, n: u8) -> u32 {
+    (u32::from(config.check_interval_ticks) << n.min(8))
+        .min(u32::from(config.max_reconcile_backoff_ticks))
+}
+
+/// SOME-BACKOFF-AT-CAP: a reconcile scheduled the next one at `max_reconcile_backoff`, and it
+/// got there by doubling. State-derived: only R14.4 sets `reconcile_in` above 0 (R13 and R16 set
+/// it to 0) and a tick lowers it, so `reconcile_in` at the cap means the attempt's last reconcile
+/// scheduled the cap and no tick has passed since; `reconciles >= 2` means that reconcile used
+/// `backoff(n)` with `n >= 1`, and a cap above `backoff(0)` (one tick) means the step doubled.
+fn some_backoff_at_cap(m: &M, s: &SystemState) -> bool {
+    let cap = m.config.max_reconcile_backoff_ticks;
+    let c = &s.coordinator;
+    u32::from(cap) > backoff_ticks(&m.config, 0)
+        && c.attempts
+            .iter()
+            .any(|(b, a)| c.is_tracked(*b) && a.reconciles >= 2 && a.reconcile_in == cap)
+}
+
+/// What processing the event at the front of the coordinator's queue would give up, when it is
+/// a Reconcile whose R14.3 gives its bucket up: the model's own step says which clauses held
+/// (`StepOutput::gave_up`), so the companions need no ghost field (a ghost would split every
+/// state right after a give-up). The step is one the checker follows: the queue's front is
+/// always processable, and its successor must be within the search bound.
+fn next_give_up(m: &M, s: &SystemState) -> Option<crate::action::GiveUp> {
+    let event = *s.coordinator.events.first()?;
+    let Event::Reconcile { key } = event else {
+        return None;
+    };
+    if !s.coordinator.is_tracked(key.bucket) {
+        return None;
+    }
+    let action = Action::ProcessEvent {
+        event,
+        fail_store_op: None,
+    };
+    let (next, out) = m.step(s, &action)?;
+    out.gave_up.filter(|_| m.within_bound(&next))
+}
+
 fn has_move(config: &Config) -> bool {
     config.plan.iter().any(|t| {
         let from = ServerSet::from_servers(&config.buckets[t.bucket as usize].assignment);
@@ -195,11 +301,12 @@ fn has_move(config: &Config) -> bool {
 /// The pairs "safety property -> the companion that exercises its rule" (spec 7.2).
 pub const COMPANIONS: &[(&str, &str)] = &[
     ("INV-STRUCTURE", "SOME-COMPLETED"),
-    ("INV-SLOT", "SOME-TIMEOUT-THEN-COMPLETED"),
+    ("INV-SLOT", "SOME-INFLIGHT-CAPPED"),
     ("INV-TRACKED-BOUND", "SOME-ADMISSION-CAPPED"),
     ("INV-ONE-ATTEMPT", "SOME-RECOVERED-COMPLETES"),
     ("INV-FENCE-TIMEOUT", "SOME-STALE-TIMEOUT-IGNORED"),
     ("INV-FENCE-RECONCILE", "SOME-STALE-RECONCILE-IGNORED"),
+    ("INV-FENCE-RECONCILE", "SOME-BACKOFF-AT-CAP"),
     ("INV-FENCE-RESPONSE", "SOME-STALE-RESPONSE-IGNORED"),
     ("INV-COMPLETED-ACKED", "SOME-TIMEOUT-THEN-COMPLETED"),
     ("INV-CANCEL-PERSISTED-FIRST", "SOME-CANCEL-STORE-FAILURE"),
@@ -213,6 +320,8 @@ pub const COMPANIONS: &[(&str, &str)] = &[
     ("INV-ADJUST-ISR-FENCED", "SOME-ADJUST-ISR-REJECTED"),
     ("INV-COMPLETED-AT-TARGET", "SOME-COMPLETED"),
     ("INV-NO-STRAY-UNION", "SOME-GIVE-UP-FAILED"),
+    ("INV-NO-STRAY-UNION", "SOME-GIVE-UP-UNAVAILABLE"),
+    ("INV-NO-STRAY-UNION", "SOME-GIVE-UP-NO-PROGRESS"),
     ("INV-ELECTION-CLEAN", "SOME-ADJUST-ISR-REJECTED"),
     ("INV-CONTEXT-COHERENT", "SOME-DELETED-COMPLETES"),
     ("LIVE-RECOVERED", "SOME-RECOVERED-COMPLETES"),

@@ -1,6 +1,7 @@
 //! Exhaustive checks of every `ci-*` preset, verdicts only: every `always` holds, every
-//! applicable `SOME-*` has an example, and the LIVE-* goals were checked at some fair end state.
-//! Run with `--release` (about a minute).
+//! applicable `SOME-*` has an example, the LIVE-* goals were checked at some fair end state, and
+//! together the presets give every `SOME-*` an example, the bound companions at more than their
+//! least setting. Run with `--release` (a few minutes).
 //!
 //! This file is also the oracle of the model's mutation testing (`scripts/model-mutants.sh`):
 //! a mutant of the model is killed here only by a verdict, never by a state count. The counts
@@ -8,7 +9,7 @@
 
 use rebalance_model::checker::{check, CheckOptions, Strategy, Verdict};
 use rebalance_model::presets::ci_preset_names;
-use rebalance_model::{preset, BugSet, RebalanceModel};
+use rebalance_model::{preset, BugSet, Config, RebalanceModel};
 
 mod common;
 use common::{pinned, PINNED};
@@ -25,9 +26,10 @@ fn every_ci_preset_verdict_holds() {
     // Smallest first, and stop at the first preset with a failure: a mutant dies in seconds.
     let mut names = ci_preset_names();
     names.sort_by_key(|n| pinned(n));
-    let mut examples = std::collections::BTreeSet::new();
+    let mut results = Vec::new();
     for name in names {
-        let model = RebalanceModel::new(preset(name).unwrap(), BugSet::none());
+        let config = preset(name).unwrap();
+        let model = RebalanceModel::new(config.clone(), BugSet::none());
         let r = check(
             &model,
             &CheckOptions {
@@ -39,9 +41,6 @@ fn every_ci_preset_verdict_holds() {
         );
         let mut failures = Vec::new();
         for (p, v) in &r.verdicts {
-            if matches!(v, Verdict::ExampleFound(_)) {
-                examples.insert(*p);
-            }
             if matches!(v, Verdict::Violated(_) | Verdict::NoExample) {
                 failures.push(format!("{name}: {p} {v:?}"));
             }
@@ -51,20 +50,126 @@ fn every_ci_preset_verdict_holds() {
             failures.push(format!("{name}: no fair end state, LIVE-* checked nowhere"));
         }
         assert!(failures.is_empty(), "{failures:#?}");
+        results.push(PresetVerdicts {
+            name,
+            config,
+            verdicts: r.verdicts,
+        });
     }
-    // Together the CI presets give every SOME-* of spec 7.2 an example.
-    let missing: Vec<&str> = stateright::Model::properties(&RebalanceModel::new(
+    let missing = missing_examples(&results);
+    assert!(missing.is_empty(), "{missing:#?}");
+}
+
+/// One CI preset's check: its configuration and a verdict per property.
+struct PresetVerdicts {
+    name: &'static str,
+    config: Config,
+    verdicts: Vec<(&'static str, Verdict)>,
+}
+
+/// A companion, a condition on the configuration in words, and the condition.
+type ExampleWhere = (&'static str, &'static str, fn(&Config) -> bool);
+
+/// Companions that must have an example on a CI preset whose configuration meets a condition,
+/// not only on some preset: the bound each exercises must be shown to bind above its least
+/// setting (an example only at `max_tracked_timed_out` 1 says nothing of the cap at 2).
+const EXAMPLE_WHERE: &[ExampleWhere] = &[
+    ("SOME-ADMISSION-CAPPED", "max_tracked_timed_out >= 2", |c| {
+        c.max_tracked_timed_out >= 2
+    }),
+    ("SOME-INFLIGHT-CAPPED", "max_inflight >= 2", |c| {
+        c.max_inflight >= 2
+    }),
+];
+
+/// What the CI presets leave without an example: a `SOME-*` of spec 7.2 that is n/a or has no
+/// example on every CI preset, and a companion of [`EXAMPLE_WHERE`] with no example on a
+/// preset that meets its condition.
+fn missing_examples(results: &[PresetVerdicts]) -> Vec<String> {
+    let has_example = |r: &PresetVerdicts, property: &str| {
+        r.verdicts
+            .iter()
+            .any(|(p, v)| *p == property && matches!(v, Verdict::ExampleFound(_)))
+    };
+    let mut missing = Vec::new();
+    let companions = stateright::Model::properties(&RebalanceModel::new(
         preset("tiny").unwrap(),
         BugSet::none(),
-    ))
-    .into_iter()
-    .map(|p| p.name)
-    .filter(|p| p.starts_with("SOME-") && !examples.contains(p))
-    .collect();
-    assert!(
-        missing.is_empty(),
-        "no example in any ci preset: {missing:?}"
-    );
+    ));
+    for p in companions.iter().filter(|p| p.name.starts_with("SOME-")) {
+        if !results.iter().any(|r| has_example(r, p.name)) {
+            let verdicts: Vec<String> = results
+                .iter()
+                .filter_map(|r| {
+                    let (_, v) = r.verdicts.iter().find(|(n, _)| *n == p.name)?;
+                    Some(format!("{}: {v:?}", r.name))
+                })
+                .collect();
+            missing.push(format!(
+                "{} has no example in any ci preset ({})",
+                p.name,
+                verdicts.join("; ")
+            ));
+        }
+    }
+    for (property, condition, holds) in EXAMPLE_WHERE {
+        assert!(
+            companions.iter().any(|p| p.name == *property),
+            "{property} is not a property"
+        );
+        if !results
+            .iter()
+            .any(|r| holds(&r.config) && has_example(r, property))
+        {
+            missing.push(format!(
+                "{property} has no example in a ci preset with {condition}"
+            ));
+        }
+    }
+    missing
+}
+
+/// The check above can fail: with the verdicts of a preset whose tracked cap is 1 alone, it
+/// reports SOME-ADMISSION-CAPPED as missing at cap 2, and every companion that preset has no
+/// example of as missing altogether.
+#[test]
+fn missing_examples_reports_a_bound_shown_only_at_its_least_setting() {
+    let config = preset("ci-two-buckets").unwrap();
+    assert_eq!(config.max_tracked_timed_out, 1);
+    let model = RebalanceModel::new(config.clone(), BugSet::none());
+    let verdicts: Vec<(&'static str, Verdict)> = stateright::Model::properties(&model)
+        .iter()
+        .map(|p| {
+            let v = match p.name {
+                "SOME-ADMISSION-CAPPED" | "SOME-INFLIGHT-CAPPED" => Verdict::ExampleFound(4),
+                n if n.starts_with("SOME-") => Verdict::NotApplicable("(test)"),
+                _ => Verdict::Holds,
+            };
+            (p.name, v)
+        })
+        .collect();
+    let missing = missing_examples(&[PresetVerdicts {
+        name: "ci-two-buckets",
+        config,
+        verdicts,
+    }]);
+    let companions = stateright::Model::properties(&model)
+        .iter()
+        .filter(|p| p.name.starts_with("SOME-"))
+        .count();
+    // Every companion but the two with an example is missing anywhere, and those two are
+    // missing at the setting their condition asks for.
+    assert_eq!(missing.len(), (companions - 2) + 2, "{missing:#?}");
+    assert!(missing.contains(
+        &"SOME-ADMISSION-CAPPED has no example in a ci preset with max_tracked_timed_out >= 2"
+            .to_string()
+    ));
+    assert!(missing.contains(
+        &"SOME-INFLIGHT-CAPPED has no example in a ci preset with max_inflight >= 2".to_string()
+    ));
+    assert!(missing
+        .iter()
+        .any(|m| m.starts_with("SOME-COMPLETED has no example in any ci preset")));
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! its retries of R23.5 are in `liveness.rs`).
 
 use super::{Flow, Rule, Step};
+use crate::action::GiveUp;
 use crate::bug::Bug;
 use crate::state::Event;
 use crate::types::{BucketStatus, Key, OverallStatus, PlanKind, RebalanceId, TaskStatus};
@@ -72,12 +73,15 @@ impl Step<'_> {
             a.blocked_for = Some(0);
         }
         // R14.3: give up (the bucket may keep its union, D5).
-        let give_up = a
-            .blocked_for
-            .is_some_and(|t| t > self.config.target_unavailable_timeout_ticks)
-            || a.since_progress > self.config.no_progress_timeout_ticks;
-        if give_up {
+        let give_up = GiveUp {
+            target_unavailable: a
+                .blocked_for
+                .is_some_and(|t| t > self.config.target_unavailable_timeout_ticks),
+            no_progress: a.since_progress > self.config.no_progress_timeout_ticks,
+        };
+        if give_up.target_unavailable || give_up.no_progress {
             self.fired(Rule::R14_3);
+            self.out.gave_up = Some(give_up);
             return self.finish(b, BucketStatus::Failed);
         }
         // R14.4: schedule the next reconcile.

@@ -20,6 +20,7 @@ pub const PINNED: &[(&str, usize)] = &[
     ("ci-tracked2-inflight2", 10118044),
     ("ci-rf2-isr-cancel-crash", 2351141),
     ("ci-liveness-store", 917168),
+    ("ci-tracked2", 60170),
 ];
 
 /// The pinned count of a preset; panics for an unpinned one, so a new preset must be pinned.
