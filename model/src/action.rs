@@ -271,12 +271,25 @@ impl ActionKind {
         match self {
             // The coordinator's event loop, the network's eventual delivery, a leader's ISR
             // catch-up and the clock while something is timed.
-            ProcessEvent | DeliverNli | DeliverNliResponse | DeliverAdjustIsr
-            | DeliverAdjustIsrResponse | ProposeIsr | Tick => Fairness::Obligatory,
+            ProcessEvent
+            | DeliverNli
+            | DeliverNliResponse
+            | DeliverAdjustIsr
+            | DeliverAdjustIsrResponse
+            | ProposeIsr
+            | Tick => Fairness::Obligatory,
             // The client's requests, every fault, a crashed server's restart (a server may be
             // lost for good), a table deletion and the deposed coordinator's steps.
-            Register | Cancel | DropMessage | DuplicateMessage | CrashServer | RestartServer
-            | CrashCoordinator | DeleteBucket | ZombieProcessEvent | ZombieDeliverNliResponse
+            Register
+            | Cancel
+            | DropMessage
+            | DuplicateMessage
+            | CrashServer
+            | RestartServer
+            | CrashCoordinator
+            | DeleteBucket
+            | ZombieProcessEvent
+            | ZombieDeliverNliResponse
             | ZombieCancel => Fairness::Optional,
         }
     }
