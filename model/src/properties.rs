@@ -314,7 +314,8 @@ fn live_quiescent(m: &M, s: &SystemState) -> bool {
     quiescent(s) || !m.is_terminal(s)
 }
 
-fn quiescent(s: &SystemState) -> bool {
+/// The quiescence LIVE-QUIESCENT requires (spec 7.3); also a goal of the fair-cycle search.
+pub fn quiescent(s: &SystemState) -> bool {
     let c = &s.coordinator;
     if c.recovery_pending {
         return false;
