@@ -318,6 +318,54 @@ fn startup_read_blocks_diverges_at_the_tick_that_does_not_retry() {
     );
 }
 
+/// `endless-reconcile` (H7) is a livelock, found by the fair-cycle search as a lasso (kept as
+/// `model/traces/bug-endless-reconcile.json`, pinned by `model/tests/cycles.rs`): a prefix to a
+/// tracked attempt whose target server is down, then a cycle of a Reconcile and a Tick.
+/// Replayed as the prefix plus one turn of the cycle, the manager diverges at the prefix's first
+/// Reconcile, the first step where the old behaviour acts: H7 has no backoff, so it counts no
+/// reconcile, where the manager counts one for its backoff (R14.4). The other half of H7, the
+/// give-up, is shown by the same steps under the spec: through the cycle's first Reconcile the
+/// manager agrees with the spec's model on every step, and that Reconcile gives the attempt up
+/// (R14.3), the step the endless model repeats forever instead.
+#[test]
+fn endless_reconcile_lasso_diverges_where_the_old_behaviour_acts() {
+    let trace = model_trace("bug-endless-reconcile.json");
+    assert_eq!(trace.bugs, vec![Bug::EndlessReconcile]);
+    let start = trace.cycle_start.expect("a lasso");
+    let first_reconcile = 1 + trace
+        .steps
+        .iter()
+        .position(|a| Acts::ReconcileEvent.matches(a))
+        .expect("a Reconcile");
+    assert!(
+        first_reconcile <= start,
+        "the prefix reconciles before the cycle"
+    );
+    let mut teeth = Teeth::default();
+    teeth.check(
+        "endless-reconcile (lasso)",
+        &trace,
+        first_reconcile,
+        Acts::ReconcileEvent,
+    );
+    teeth.assert_as_pinned();
+    let spec = Trace::new(
+        trace.config.clone(),
+        BugSet::none(),
+        trace.steps[..=start].to_vec(),
+    );
+    let ok = replay(&spec).expect("the manager follows the spec's model on every step");
+    assert_eq!(
+        ok.progress.buckets.get(&0),
+        Some(&rebalance_manager::BucketStatus::Failed),
+        "the cycle's Reconcile gives the attempt up"
+    );
+    assert_eq!(
+        ok.progress.overall,
+        Some(rebalance_manager::OverallStatus::Failed)
+    );
+}
+
 #[test]
 fn every_variant_has_a_teeth_row() {
     for variant in Bug::variants() {

@@ -18,6 +18,10 @@ pub enum Bug {
     NoRequestFencing,
     /// H6: R7.4 rewrites the union with `bucket_epoch + 1`.
     EpochBumpOnRetry,
+    /// H7: R14 never gives up (no R14.3) and reconciles every check interval (no backoff): a
+    /// tracked attempt whose target server never comes back is reconciled forever. No state
+    /// violates anything; only the fair-cycle search (spec 7.3, "Fair cycles") finds it.
+    EndlessReconcile,
     /// H8: R3 ignores `max_tracked_timed_out`.
     UnboundedTracked,
     /// H10: R16 puts mid-migration buckets into `pending`; R2 cancels every pending bucket.
@@ -59,12 +63,13 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 16] = [
+    pub const ALL: [Bug; 17] = [
         Bug::TimeoutCompletes,
         Bug::FinalNotPersisted,
         Bug::CancelBestEffort,
         Bug::NoRequestFencing,
         Bug::EpochBumpOnRetry,
+        Bug::EndlessReconcile,
         Bug::UnboundedTracked,
         Bug::CancelAfterRestart,
         Bug::RecoveryOrder,
@@ -85,6 +90,7 @@ impl Bug {
             Bug::CancelBestEffort => "cancel-best-effort",
             Bug::NoRequestFencing => "no-request-fencing",
             Bug::EpochBumpOnRetry => "epoch-bump-on-retry",
+            Bug::EndlessReconcile => "endless-reconcile",
             Bug::UnboundedTracked => "unbounded-tracked",
             Bug::CancelAfterRestart => "cancel-after-restart",
             Bug::RecoveryOrder => "recovery-order",
@@ -107,6 +113,8 @@ impl Bug {
             Bug::CancelBestEffort => "INV-CANCEL-PERSISTED-FIRST",
             Bug::NoRequestFencing => "INV-FENCE-RESPONSE",
             Bug::EpochBumpOnRetry => "INV-EPOCH-ONLY-ON-CHANGE",
+            // On a fair cycle, not in a state: see `found_by_cycle_search`.
+            Bug::EndlessReconcile => "LIVE-TRACKED-FINISHES",
             Bug::UnboundedTracked => "INV-TRACKED-BOUND",
             Bug::CancelAfterRestart => "INV-CANCELED-AT-ORIGIN",
             Bug::RecoveryOrder => "INV-PENDING-AT-ORIGIN",
@@ -132,10 +140,20 @@ impl Bug {
                 | Bug::CancelBestEffort
                 | Bug::NoRequestFencing
                 | Bug::EpochBumpOnRetry
+                | Bug::EndlessReconcile
                 | Bug::UnboundedTracked
                 | Bug::CancelAfterRestart
                 | Bug::RecoveryOrder
         )
+    }
+
+    /// Whether this switch's violation is a fair cycle on which its liveness goal never holds,
+    /// found by the fair-cycle search (`rebalance-model check --liveness cycles`, spec 7.3),
+    /// rather than a state that `check` reaches. No path to a state shows it, so
+    /// [`crate::shortest::bug_counterexample`] has none; its counterexample is a lasso
+    /// ([`crate::cycle::fair_cycles`]).
+    pub fn found_by_cycle_search(self) -> bool {
+        matches!(self, Bug::EndlessReconcile)
     }
 
     /// The Fluss-as-written switches, in the order of [`Bug::ALL`].
@@ -171,17 +189,17 @@ impl FromStr for Bug {
 
 /// The set of enabled bug switches (a bitmask over [`Bug::ALL`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct BugSet(u16);
+pub struct BugSet(u32);
 
 impl BugSet {
     pub fn none() -> BugSet {
         BugSet(0)
     }
     pub fn of(bugs: &[Bug]) -> BugSet {
-        BugSet(bugs.iter().fold(0, |m, b| m | (1 << *b as u16)))
+        BugSet(bugs.iter().fold(0, |m, b| m | (1 << *b as u32)))
     }
     pub fn has(self, bug: Bug) -> bool {
-        self.0 & (1 << bug as u16) != 0
+        self.0 & (1 << bug as u32) != 0
     }
     pub fn to_vec(self) -> Vec<Bug> {
         Bug::ALL.into_iter().filter(|b| self.has(*b)).collect()

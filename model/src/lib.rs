@@ -31,8 +31,8 @@ pub mod types;
 // The tooling (`src/check/`), re-exported at the crate root where it always was.
 pub mod check;
 pub use check::{
-    bench, checker, churn, cycle, describe, expect, explorer, pattern, render, shortest, trace,
-    walk,
+    bench, checker, churn, cycle, describe, expect, explorer, lasso, pattern, render, shortest,
+    trace, walk,
 };
 
 pub use action::{Action, ActionKind, CancelReply, ClientReply, RegisterReply, StepOutput};

@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use rebalance_model::checker::{self, CheckOptions, CheckReport, Strategy, Verdict};
+use rebalance_model::cycle::FairCycleSearch;
 use rebalance_model::explorer::{self, ExplorerModel};
 use rebalance_model::{describe, preset, preset_names, Bug, BugSet, Config, RebalanceModel, Trace};
 use std::process::ExitCode;
@@ -25,6 +26,23 @@ enum StrategyArg {
     Bfs,
     /// Random walks from a seed for --seconds; not exhaustive.
     Simulate,
+}
+
+/// How `check` decides the LIVE-* goals (spec 7.3).
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LivenessArg {
+    /// Check the LIVE-* goals only at fair end states (no obligatory action enabled), as
+    /// properties of the normal check. Loops are not seen.
+    FairEnds,
+    /// After the normal check, also run the fair-cycle search: an iterative Tarjan search of
+    /// the whole reachable graph (the edges the check follows) for a strongly connected set of
+    /// states where some LIVE-* goal never holds and a fair run can stay forever. Fairness is
+    /// weak fairness per action: an obligatory action (ProcessEvent, the deliveries,
+    /// ProposeIsr, Tick; none with an injected store failure) that stays enabled, whatever
+    /// max_network, is eventually taken; client requests, faults, RestartServer (a server may
+    /// be lost for good), DeleteBucket and zombie steps are optional. Single-threaded; keeps a
+    /// fingerprint and an index per state (about 20-30 bytes) besides the stack.
+    Cycles,
 }
 
 #[derive(clap::Args)]
@@ -76,8 +94,17 @@ enum Command {
         #[arg(long, default_value_t = 2)]
         threads: usize,
         /// Write the shortest counterexample of the first violated property as a JSON trace.
+        /// With `--liveness cycles` and a fair cycle found (and no other violation), the first
+        /// lasso: its prefix and one turn of its cycle, `cycle_start` marking where the cycle
+        /// begins (spec/trace-format.md, "Lassos").
         #[arg(long, value_name = "FILE")]
         trace_out: Option<String>,
+        /// How the LIVE-* goals are checked: `fair-ends` (the default) checks them only at fair
+        /// end states, as properties of the check; `cycles` also searches the graph for fair
+        /// cycles on which a goal never holds (see the values), and a cycle found makes the
+        /// exit code 1.
+        #[arg(long, value_enum, default_value = "fair-ends")]
+        liveness: LivenessArg,
         /// Print the report as JSON on stdout instead of text.
         #[arg(long)]
         json: bool,
@@ -265,6 +292,7 @@ fn main() -> ExitCode {
             seconds,
             threads,
             trace_out,
+            liveness,
             json,
         } => {
             let config_name = model.config.clone();
@@ -308,12 +336,39 @@ fn main() -> ExitCode {
                     eprintln!("wrote {path} ({})", cx.property);
                 }
             }
+            let cycles = (liveness == LivenessArg::Cycles)
+                .then(|| rebalance_model::cycle::fair_cycles_for_goals(&model));
+            // The lasso goes to --trace-out when the check itself had no counterexample to write.
+            let state_cx = report
+                .verdicts
+                .iter()
+                .any(|(_, v)| matches!(v, Verdict::Violated(Some(_))));
+            if let (Some(search), Some(path), false) = (&cycles, &trace_out, state_cx) {
+                if let Some(lasso) = search.violations.first() {
+                    if let Err(e) = lasso.trace(&model).write(path) {
+                        return usage(&e.to_string());
+                    }
+                    eprintln!("wrote {path} ({}, a lasso)", lasso.goal);
+                }
+            }
             if json {
-                println!("{}", to_json(&model, &report, &config_name, &bugs));
+                let mut v: serde_json::Value =
+                    serde_json::from_str(&to_json(&model, &report, &config_name, &bugs))
+                        .expect("json");
+                v["cycle_search"] = cycles.as_ref().map_or(serde_json::Value::Null, cycles_json);
+                println!("{}", serde_json::to_string_pretty(&v).expect("json"));
             } else {
                 print_text(&model, &report, &config_name, &bugs);
+                match &cycles {
+                    Some(search) => print_cycles(&model, search),
+                    None => println!(
+                        "fair-cycle search: not run (--liveness cycles searches the graph for \
+                         fair cycles)"
+                    ),
+                }
             }
-            if report.passed() {
+            let fair_cycle = cycles.as_ref().is_some_and(|c| !c.violations.is_empty());
+            if report.passed() && !fair_cycle {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
@@ -350,6 +405,11 @@ fn replay(path: &str, write_resolved: Option<&str>) -> ExitCode {
     };
     report(0);
     for (i, a) in t.steps.iter().enumerate() {
+        if t.cycle_start == Some(i) {
+            println!(
+                "   cycle (a lasso): the steps from here lead back to the state after step {i}"
+            );
+        }
         let text = describe::step(&model, &replay.states[i], a).unwrap_or_default();
         println!("{}. {text}", i + 1);
         for m in &replay.outputs[i].sent {
@@ -480,6 +540,61 @@ fn explore_command(config: &str, bugs: &[Bug]) -> String {
         cmd.push_str(&format!(" --{flag} {}", b.name()));
     }
     cmd
+}
+
+/// The fair-cycle search's verdict: none, or each lasso in the spec's words.
+fn print_cycles(model: &RebalanceModel, search: &FairCycleSearch) {
+    if search.violations.is_empty() {
+        println!(
+            "fair-cycle search: no fair cycle ({} states, {} edges, {} non-trivial SCCs)",
+            search.states, search.edges, search.nontrivial_sccs
+        );
+        return;
+    }
+    println!(
+        "fair-cycle search: {} states, {} edges, {} non-trivial SCCs",
+        search.states, search.edges, search.nontrivial_sccs
+    );
+    for lasso in &search.violations {
+        println!(
+            "  {:<30} VIOLATED on a fair cycle: a prefix of {} steps, then a cycle of {} steps \
+             ({} states where it never holds):",
+            lasso.goal,
+            lasso.prefix.len(),
+            lasso.cycle.len(),
+            lasso.component_states
+        );
+        let mut state = model.init_state();
+        for (i, a) in lasso.prefix.iter().chain(&lasso.cycle).enumerate() {
+            if i == lasso.prefix.len() {
+                println!("      cycle (back to the state after step {i}, forever):");
+            }
+            let text = describe::step(model, &state, a).unwrap_or_default();
+            println!("      {}. {text}", i + 1);
+            state = model.step(&state, a).expect("recorded").0;
+        }
+    }
+}
+
+fn cycles_json(search: &FairCycleSearch) -> serde_json::Value {
+    let violations: Vec<_> = search
+        .violations
+        .iter()
+        .map(|l| {
+            serde_json::json!({
+                "property": l.goal,
+                "prefix_steps": l.prefix.len(),
+                "cycle_steps": l.cycle.len(),
+                "component_states": l.component_states,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "states": search.states,
+        "edges": search.edges,
+        "nontrivial_sccs": search.nontrivial_sccs,
+        "violations": violations,
+    })
 }
 
 fn to_json(model: &RebalanceModel, r: &CheckReport, config: &str, bugs: &[Bug]) -> String {

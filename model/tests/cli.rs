@@ -1,4 +1,5 @@
-//! `rebalance-model` through the binary: `--variant`, `churn`, and what `check --json` reports.
+//! `rebalance-model` through the binary: `--variant`, `check --liveness cycles`, `churn`, and
+//! what `check --json` reports.
 
 use rebalance_model::Bug;
 use std::process::{Command, Output};
@@ -139,4 +140,91 @@ fn check_json_names_its_bounds_and_the_resolved_configuration() {
         rebalance_model::properties::live_goals().len(),
         "{text}"
     );
+}
+
+/// `check --liveness cycles`: the fair-cycle search's line, its JSON field, and a lasso written
+/// by `--trace-out` that makes the exit code 1.
+#[test]
+fn liveness_cycles_reports_the_search_and_writes_a_lasso() {
+    use rebalance_model::cycle::fair_cycles_for_goals;
+    use rebalance_model::{preset, BugSet, RebalanceModel, Trace};
+    let tiny = fair_cycles_for_goals(&RebalanceModel::new(
+        preset("tiny").unwrap(),
+        BugSet::none(),
+    ));
+    let out = run(&["check", "--config", "tiny", "--liveness", "cycles"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = format!(
+        "fair-cycle search: no fair cycle ({} states, {} edges, 0 non-trivial SCCs)",
+        tiny.states, tiny.edges
+    );
+    assert!(stdout.contains(&line), "{stdout}");
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = run(args);
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+    let plain = json(&["check", "--config", "tiny", "--json"]);
+    assert!(plain["cycle_search"].is_null(), "{plain}");
+    let with = json(&[
+        "check",
+        "--config",
+        "tiny",
+        "--json",
+        "--liveness",
+        "cycles",
+    ]);
+    assert_eq!(with["cycle_search"]["states"], tiny.states);
+    assert_eq!(with["cycle_search"]["violations"], serde_json::json!([]));
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lasso.json");
+    let out = run(&[
+        "check",
+        "--config",
+        "ci-backoff",
+        "--bug",
+        "endless-reconcile",
+        "--liveness",
+        "cycles",
+        "--trace-out",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let model = RebalanceModel::new(
+        preset("ci-backoff").unwrap(),
+        BugSet::of(&[Bug::EndlessReconcile]),
+    );
+    let lasso = fair_cycles_for_goals(&model).violations.remove(0);
+    let head = format!(
+        "{:<30} VIOLATED on a fair cycle: a prefix of {} steps, then a cycle of {} steps",
+        lasso.goal,
+        lasso.prefix.len(),
+        lasso.cycle.len()
+    );
+    assert!(stdout.contains(&head), "{stdout}");
+    assert!(
+        stdout.contains("cycle (back to the state after step"),
+        "{stdout}"
+    );
+    let written = Trace::read(&path).expect("a lasso that closes");
+    assert_eq!(written, lasso.trace(&model));
+}
+
+#[test]
+fn check_help_explains_the_liveness_modes() {
+    let out = run(&["check", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "--liveness",
+        "fair-ends",
+        "fair end states",
+        "cycles",
+        "weak fairness",
+        "RestartServer",
+        "per state",
+    ] {
+        assert!(help.contains(needle), "{needle}: {help}");
+    }
 }

@@ -9,6 +9,7 @@ pub mod cycle;
 pub mod describe;
 pub mod expect;
 pub mod explorer;
+pub mod lasso;
 pub mod pattern;
 pub mod render;
 pub mod shortest;

@@ -31,6 +31,9 @@ pub struct Trace {
     pub steps: Vec<Action>,
     /// In trace order; each covers a range of `steps` (see [`Expectation`]).
     pub expectations: Vec<Expectation>,
+    /// Version 2, a lasso (spec/trace-format.md, "Lassos"): the steps from this index on are
+    /// a cycle, back to the state the first `cycle_start` steps reach.
+    pub cycle_start: Option<usize>,
 }
 
 /// Why a trace could not be read or replayed. Every variant but `Io` names where in the trace
@@ -211,7 +214,16 @@ impl Trace {
             bugs: bugs.to_vec(),
             steps,
             expectations: Vec::new(),
+            cycle_start: None,
         }
+    }
+
+    /// A lasso: `prefix`, then one turn of `cycle`, which must lead back to the state after
+    /// `prefix` (checked when the trace is read).
+    pub fn lasso(config: Config, bugs: BugSet, prefix: &[Action], cycle: &[Action]) -> Trace {
+        let mut t = Trace::new(config, bugs, [prefix, cycle].concat());
+        t.cycle_start = Some(prefix.len());
+        t
     }
 
     /// Parses a version 1 or 2 trace and resolves its steps against the model.
@@ -273,6 +285,9 @@ impl Trace {
         out.push_str(if steps.is_empty() { "]" } else { "\n  ]" });
         if let Some(e) = self.expectations.iter().find(|e| e.is_end()) {
             out.push_str(&format!(",\n  \"expect\": {}", render::json(&e.expect)));
+        }
+        if let Some(n) = self.cycle_start {
+            out.push_str(&format!(",\n  \"cycle_start\": {n}"));
         }
         out.push_str("\n}");
         out
@@ -360,10 +375,20 @@ fn parse(v: &Value) -> Result<Trace, TraceError> {
         return Err(TraceError::invalid("", "a trace is a JSON object"));
     };
     for k in top.keys() {
-        if !["version", "config", "bugs", "steps", "expect"].contains(&k.as_str()) {
+        if ![
+            "version",
+            "config",
+            "bugs",
+            "steps",
+            "expect",
+            "cycle_start",
+        ]
+        .contains(&k.as_str())
+        {
             return Err(TraceError::invalid(
                 k.as_str(),
-                "unknown field; expected `version`, `config`, `bugs`, `steps` or `expect`",
+                "unknown field; expected `version`, `config`, `bugs`, `steps`, `expect` or \
+                 `cycle_start`",
             ));
         }
     }
@@ -409,11 +434,21 @@ fn parse(v: &Value) -> Result<Trace, TraceError> {
     if let Some(x) = end {
         Expectation::parse(x, "expect", 0, 0, limits)?;
     }
+    let cycle_start = match top.get("cycle_start") {
+        None => None,
+        Some(_) if version == 1 => {
+            return Err(TraceError::invalid("cycle_start", "needs \"version\": 2"))
+        }
+        Some(x) => Some(x.as_u64().ok_or_else(|| {
+            TraceError::invalid("cycle_start", format!("expected a step count, found {x}"))
+        })? as usize),
+    };
     let model = RebalanceModel::new(config.clone(), BugSet::of(&bugs));
     let mut state = model.init_state();
     let mut steps = Vec::new();
     let mut expectations = Vec::new();
     let mut last_from = 0;
+    let mut cycle_from = (cycle_start == Some(0)).then(|| state.clone());
     for (i, spec) in specs.iter().enumerate() {
         let from = steps.len();
         last_from = from;
@@ -429,6 +464,9 @@ fn parse(v: &Value) -> Result<Trace, TraceError> {
             };
             state = next;
             steps.push(action);
+            if cycle_start == Some(steps.len()) {
+                cycle_from = Some(state.clone());
+            }
         }
         if let Some(x) = &spec.expect {
             let path = format!("{}.expect", spec.path);
@@ -445,12 +483,27 @@ fn parse(v: &Value) -> Result<Trace, TraceError> {
             limits,
         )?);
     }
+    if let Some(n) = cycle_start {
+        if n >= steps.len() {
+            return Err(TraceError::invalid(
+                "cycle_start",
+                format!("{n} leaves no step for the cycle ({} steps)", steps.len()),
+            ));
+        }
+        if cycle_from.as_ref() != Some(&state) {
+            return Err(TraceError::invalid(
+                "cycle_start",
+                format!("the steps after step {n} do not lead back to the state after it"),
+            ));
+        }
+    }
     Ok(Trace {
         version: version as u32,
         config,
         bugs,
         steps,
         expectations,
+        cycle_start,
     })
 }
 

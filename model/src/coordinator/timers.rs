@@ -58,6 +58,9 @@ impl Step<'_> {
             self.fired(Rule::R14_1b);
             return self.finish(b, BucketStatus::Canceled);
         }
+        // H7 (`endless-reconcile`, `[v1]`): no give-up and no backoff, so an attempt whose
+        // target never comes back is reconciled on every tick, forever.
+        let endless = self.bug(Bug::EndlessReconcile);
         // R14.2: progress accounting.
         let observed = self.observe(b);
         let targets_live = self.entry(b).trs_set().is_subset(self.s.coordinator.live);
@@ -79,17 +82,19 @@ impl Step<'_> {
                 .is_some_and(|t| t > self.config.target_unavailable_timeout_ticks),
             no_progress: a.since_progress > self.config.no_progress_timeout_ticks,
         };
-        if give_up.target_unavailable || give_up.no_progress {
+        if (give_up.target_unavailable || give_up.no_progress) && !endless {
             self.fired(Rule::R14_3);
             self.out.gave_up = Some(give_up);
             return self.finish(b, BucketStatus::Failed);
         }
-        // R14.4: schedule the next reconcile.
+        // R14.4: schedule the next reconcile (under H7 the next tick, and nothing counted).
         let n = a.reconciles;
-        let next = self.backoff(n);
+        let next = if endless { 1 } else { self.backoff(n) };
         let a = self.s.coordinator.attempt_mut(b).expect("tracked attempt");
         a.reconcile_in = next;
-        a.reconciles = n.saturating_add(1);
+        if !endless {
+            a.reconciles = n.saturating_add(1);
+        }
         // R14.5: the action.
         match self.entry(b).kind() {
             PlanKind::LeaderOnly if self.bug(Bug::ReelectOnReconcile) => self.reelect(b),
