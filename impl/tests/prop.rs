@@ -1,6 +1,6 @@
 //! Property tests: random input sequences over a simulated cluster, with store faults and
 //! coordinator restarts; `check_invariants()` after every step, then a fault-free liveness
-//! phase that must reach a quiescent, clean state (spec 7.3 LIVE-QUIESCENT).
+//! phase that must reach a quiescent, clean state (spec 7.3, the LIVE-* goals).
 
 mod common;
 
@@ -276,7 +276,7 @@ impl World {
         );
     }
 
-    /// LIVE-QUIESCENT.
+    /// The LIVE-* goals of spec 7.3 (once one property, LIVE-QUIESCENT).
     fn check_quiescent(&mut self) {
         let m = self.m.as_ref().unwrap();
         let snap = m.snapshot();
