@@ -286,9 +286,8 @@ fn some_backoff_at_cap(m: &M, s: &SystemState) -> bool {
 /// state right after a give-up). The step is one the checker follows: the queue's front is
 /// always processable, and its successor must be within the search bound. `may_hold` is a
 /// necessary condition of the clause the caller asks about, read from the state before the
-/// step; where it fails the step is not taken. A companion with no example is evaluated in
-/// every state, and without the filter these steps made `ci-tracked2-inflight2`'s check 15-19%
-/// slower (131 and 146 s before the companions, 156 and 168 s after, one loaded machine).
+/// step; where it fails the step is not taken (a companion with no example is evaluated in
+/// every state).
 fn next_give_up(
     m: &M,
     s: &SystemState,
