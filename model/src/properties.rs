@@ -466,18 +466,16 @@ fn inv_completed_at_target(_: &M, s: &SystemState) -> bool {
 }
 
 /// INV-ELECTION-CLEAN (spec 7.1): every stored leader is an assigned replica in the stored
-/// ISR (R5, R10, R19, R20 and R23.5 elect only from the ISR), and no step made a server that
-/// is not live the leader (ghost).
+/// ISR (R5, R10, R19, R20 and R23.5 elect only from the ISR; R19 replaces a crashed leader).
 fn inv_election_clean(_: &M, s: &SystemState) -> bool {
     let b = &s.store.buckets;
-    !s.ghost.violations.elected_down_server
-        && b.lai
-            .iter()
-            .zip(b.assignment.iter())
-            .all(|(lai, assignment)| {
-                lai.leader
-                    .is_none_or(|l| lai.isr.contains(l) && assignment.contains(&l))
-            })
+    b.lai
+        .iter()
+        .zip(b.assignment.iter())
+        .all(|(lai, assignment)| {
+            lai.leader
+                .is_none_or(|l| lai.isr.contains(l) && assignment.contains(&l))
+        })
 }
 
 /// A union is only allowed where spec 7.1 allows it. A recovered final task gives every bucket

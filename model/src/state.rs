@@ -166,8 +166,6 @@ pub struct Violations {
     pub canceled_off_origin: bool,
     pub epoch_without_change: bool,
     pub unfenced_adjust_isr: bool,
-    /// A step wrote a bucket's leader that is not live (INV-ELECTION-CLEAN).
-    pub elected_down_server: bool,
     pub cancel_effects_incomplete: bool,
 }
 

@@ -15,7 +15,6 @@
 //! | `cancel_effects_incomplete` | right after a Cancel that took effect: the flag not stored or not set, a bucket still pending, or an attempt still active at origin | Cancel steps |
 //! | `stale_timeout_acted`, `stale_reconcile_acted` | a stale Timeout or Reconcile event changes anything | event steps (`model.rs`) |
 //! | `unfenced_adjust_isr` | an accepted AdjustIsr with other epochs than the cache's | AdjustIsr steps (`model.rs`) |
-//! | `elected_down_server` | a bucket's stored leader changes to a server that is not live | every step |
 //!
 //! Statuses restored from a final stored task (R16) are not changes a rule made in this run:
 //! the task's own final status carries them (`final_recovered`).
@@ -116,11 +115,6 @@ pub fn record(
             && new.isr == old.isr;
         if epochs_rose && same_metadata {
             v.epoch_without_change = true;
-        }
-        // Every election picks a live server (`elect`, R19, R23.5); a server's own crash
-        // step never makes it leader.
-        if new.leader != old.leader && new.leader.is_some_and(|l| !post.live().contains(l)) {
-            v.elected_down_server = true;
         }
     }
     if matches!(action, Action::Cancel { .. })

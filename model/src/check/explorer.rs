@@ -316,7 +316,6 @@ const FLAGS: &[&str] = &[
     "epoch_without_change",
     "unfenced_adjust_isr",
     "cancel_effects_incomplete",
-    "elected_down_server",
 ];
 
 const ORIGIN: &str = "#d95f02";
