@@ -48,6 +48,7 @@ if [ ${#configs[@]} -eq 0 ]; then
         model/configs/rf2-crash-cancel-coordinator-crash.json
         model/configs/rf2-isr-cancel-crash-net4.json
         model/configs/rf3-overlap-crash-loss.json
+        model/configs/tracked2-inflight2-net4.json
         model/configs/three-buckets-tracked2-inflight2.json
         model/configs/rf2-move-server-crash.json
         full

@@ -249,19 +249,24 @@ const PRESETS: &[Preset] = &[
         c.budgets.zombie_steps = 1;
         c
     }),
-    ("ci-tracked2-inflight2", || {
+    ("ci-inflight2", || {
         let mut c = base(
-            "three move buckets, two slots, two tracked timed-out attempts; at most 4 messages in flight",
+            "three move buckets, two slots, one tracked timed-out attempt; at most 4 messages in flight",
             2,
             1,
         );
         c.buckets = vec![bucket(&[0]), bucket(&[0]), bucket(&[0])];
         c.plan = vec![target(0, &[1]), target(1, &[1]), target(2, &[1])];
-        c.max_tracked_timed_out = 2;
+        // k = 2 slots and M = 1 tracked attempt: M - 1 + k = 2 is below the three buckets, so
+        // `unbounded-tracked` can exceed INV-TRACKED-BOUND with two slots, and the M + k plan
+        // buckets let the tracked cap block an admission (SOME-ADMISSION-CAPPED) while two
+        // slots block another (SOME-INFLIGHT-CAPPED). With M = k = 2 (the scheduled
+        // `tracked2-inflight2-net4.json`, 10.1 million states) the bound is every bucket and
+        // cannot be exceeded.
         c.max_inflight = 2;
         c.collect_dead_messages = true;
         // Register sends four Nli (two buckets, two servers each), so 4 is the least bound that
-        // lets the run start; without one the graph passed 31 million states unfinished.
+        // lets the run start.
         c.max_network = Some(4);
         fast(c)
     }),
@@ -299,7 +304,7 @@ const PRESETS: &[Preset] = &[
         c.plan = vec![target(0, &[1]), target(1, &[1]), target(2, &[1])];
         // M + k plan buckets with M = 2: the tracked cap binds at M >= 2 (SOME-ADMISSION-CAPPED
         // has an example), and INV-TRACKED-BOUND's `M - 1 + k` = 2 is below the three buckets,
-        // so `unbounded-tracked` violates it. `ci-tracked2-inflight2` has M - 1 + k = 3 buckets.
+        // so `unbounded-tracked` violates it.
         c.max_tracked_timed_out = 2;
         c.collect_dead_messages = true;
         // One bucket's Phase A sends two Nli, so 2 is the least bound under which the run

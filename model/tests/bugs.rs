@@ -73,6 +73,13 @@ fn unbounded_tracked_at_two_tracked() {
     assert_eq!(shortest(Bug::UnboundedTracked, "ci-tracked2"), PINNED[8]);
 }
 
+/// And with two slots: on `ci-inflight2` (one tracked attempt, two slots, three buckets) the
+/// bound `M - 1 + k` is 2, and the switch admits a third attempt while one is tracked.
+#[test]
+fn unbounded_tracked_at_two_slots() {
+    assert_eq!(shortest(Bug::UnboundedTracked, "ci-inflight2"), PINNED[9]);
+}
+
 /// A switch this file does not pin is one that only the fair-cycle search finds.
 #[test]
 fn the_switch_without_a_state_counterexample_is_the_livelock() {
@@ -96,4 +103,4 @@ fn the_switch_without_a_state_counterexample_is_the_livelock() {
 }
 
 /// Shortest counterexample lengths, in the order of the tests above.
-const PINNED: [usize; 9] = [4, 2, 2, 6, 5, 7, 15, 14, 20];
+const PINNED: [usize; 10] = [4, 2, 2, 6, 5, 7, 15, 14, 20, 8];

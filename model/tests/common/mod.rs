@@ -17,7 +17,7 @@ pub const PINNED: &[(&str, usize)] = &[
     ("ci-rf3-crash-loss", 6328894),
     ("ci-backoff", 729650),
     ("ci-zombie", 369614),
-    ("ci-tracked2-inflight2", 10118044),
+    ("ci-inflight2", 1617343),
     ("ci-rf2-isr-cancel-crash", 2351141),
     ("ci-liveness-store", 917168),
     ("ci-tracked2", 60170),
