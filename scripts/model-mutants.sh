@@ -52,18 +52,9 @@ while [ $# -gt 0 ]; do
     *) break ;;
     esac
 done
-if [ $# -gt 1 ]; then
-    echo "error: at most one OUT_DIR (see --help)" >&2
-    exit 2
-fi
-root="$(cd "$(dirname "$0")/.." && pwd)"
-out="$(realpath -m "${1:-$root/mutants-runs/model}")"
-command -v cargo-mutants >/dev/null || {
-    echo "error: cargo-mutants is not installed (cargo install cargo-mutants)" >&2
-    exit 2
-}
-cd "$root"
-mkdir -p "$out"
+# shellcheck source=lib/mutants-common.sh
+. "$(dirname "$0")/lib/mutants-common.sh"
+mutants_out mutants-runs/model "$@"
 
 # The baseline is skipped: the unmutated tree passes both tests in CI, and the explicit timeout
 # replaces the one cargo-mutants would derive from it. Exit 2 means some mutant was missed: an

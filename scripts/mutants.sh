@@ -50,18 +50,9 @@ while [ $# -gt 0 ]; do
     *) break ;;
     esac
 done
-if [ $# -gt 1 ]; then
-    echo "error: at most one OUT_DIR (see --help)" >&2
-    exit 2
-fi
-root="$(cd "$(dirname "$0")/.." && pwd)"
-out="$(realpath -m "${1:-$root/mutants-runs}")"
-command -v cargo-mutants >/dev/null || {
-    echo "error: cargo-mutants is not installed (cargo install cargo-mutants)" >&2
-    exit 2
-}
-cd "$root"
-mkdir -p "$out"
+# shellcheck source=lib/mutants-common.sh
+. "$(dirname "$0")/lib/mutants-common.sh"
+mutants_out mutants-runs "$@"
 
 # One --re per mutant name (regex-escaped), so a pass runs exactly the previous pass's misses.
 filters_from() {

@@ -7,7 +7,7 @@
 //! a mutant of the model is killed here only by a verdict, never by a state count. The counts
 //! are pinned by `api.rs` (`no_cycle_in_ci_presets`) over the same presets.
 
-use rebalance_model::checker::{check, CheckOptions, Strategy, Verdict};
+use rebalance_model::checker::{check, CheckOptions, Verdict};
 use rebalance_model::presets::ci_preset_names;
 use rebalance_model::{preset, BugSet, Config, RebalanceModel};
 
@@ -30,15 +30,7 @@ fn every_ci_preset_verdict_holds() {
     for name in names {
         let config = preset(name).unwrap();
         let model = RebalanceModel::new(config.clone(), BugSet::none());
-        let r = check(
-            &model,
-            &CheckOptions {
-                strategy: Strategy::Dfs,
-                threads: 2,
-                shortest: false,
-                progress: None,
-            },
-        );
+        let r = check(&model, &CheckOptions::dfs(2));
         let mut failures = Vec::new();
         for (p, v) in &r.verdicts {
             if matches!(v, Verdict::Violated(_) | Verdict::NoExample) {

@@ -172,17 +172,9 @@ fn under_r14_3_the_cycle_reconcile_gives_up() {
 /// SOME-GIVE-UP-FAILED's missing example.
 #[test]
 fn endless_reconcile_violates_nothing_in_a_state() {
-    use rebalance_model::checker::{check, CheckOptions, Strategy, Verdict};
+    use rebalance_model::checker::{check, CheckOptions, Verdict};
     let model = endless();
-    let r = check(
-        &model,
-        &CheckOptions {
-            strategy: Strategy::Dfs,
-            threads: 2,
-            shortest: false,
-            progress: None,
-        },
-    );
+    let r = check(&model, &CheckOptions::dfs(2));
     assert_eq!(r.unique_states, STATES);
     for (p, v) in &r.verdicts {
         assert!(!matches!(v, Verdict::Violated(_)), "{p}: {v:?}");

@@ -1,20 +1,12 @@
 //! The `tiny` preset: exhaustive, every property holds, pinned state count. The `ci-*` presets
 //! are pinned in `ci_presets.rs`.
 
-use rebalance_model::checker::{check, CheckOptions, Strategy, Verdict};
+use rebalance_model::checker::{check, CheckOptions, Verdict};
 use rebalance_model::{preset, BugSet, RebalanceModel};
 
 fn exhaustive(name: &str) -> rebalance_model::checker::CheckReport {
     let model = RebalanceModel::new(preset(name).expect("preset"), BugSet::none());
-    check(
-        &model,
-        &CheckOptions {
-            strategy: Strategy::Dfs,
-            threads: 2,
-            shortest: false,
-            progress: None,
-        },
-    )
+    check(&model, &CheckOptions::dfs(2))
 }
 
 fn assert_passes(name: &str, unique: usize) {

@@ -10,7 +10,7 @@
 //! switch (scripts/scheduled-checks.sh does).
 
 use rebalance_model::bug::Bug;
-use rebalance_model::checker::{check, CheckOptions, Strategy, Verdict};
+use rebalance_model::checker::{check, CheckOptions, Verdict};
 use rebalance_model::cycle::fair_cycles_for_goals;
 use rebalance_model::presets::ci_preset_names;
 use rebalance_model::shortest::first_discoveries;
@@ -30,15 +30,7 @@ fn kind(v: &Verdict) -> &'static str {
 
 fn verdicts(config: Config, bugs: BugSet) -> Vec<(&'static str, &'static str)> {
     let model = RebalanceModel::new(config, bugs);
-    let report = check(
-        &model,
-        &CheckOptions {
-            strategy: Strategy::Dfs,
-            threads: 2,
-            shortest: false,
-            progress: None,
-        },
-    );
+    let report = check(&model, &CheckOptions::dfs(2));
     report.verdicts.iter().map(|(p, v)| (*p, kind(v))).collect()
 }
 

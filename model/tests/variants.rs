@@ -288,20 +288,12 @@ fn hash_order_recovery_halves_the_late_recovery_counterexample() {
 
 #[test]
 fn hash_order_recovery_alone_holds_on_ci_two_buckets() {
-    use rebalance_model::checker::{check, CheckOptions, Strategy, Verdict};
+    use rebalance_model::checker::{check, CheckOptions, Verdict};
     let model = RebalanceModel::new(
         preset("ci-two-buckets").unwrap(),
         BugSet::of(&[Bug::HashOrderRecovery]),
     );
-    let r = check(
-        &model,
-        &CheckOptions {
-            strategy: Strategy::Dfs,
-            threads: 1,
-            shortest: false,
-            progress: None,
-        },
-    );
+    let r = check(&model, &CheckOptions::dfs(1));
     assert_eq!(r.unique_states, 97_589);
     for (p, v) in &r.verdicts {
         assert!(!matches!(v, Verdict::Violated(_)), "{p}: {v:?}");

@@ -2,7 +2,7 @@
 //! configuration, and a single-threaded profile of where one transition's time goes.
 
 use crate::bug::BugSet;
-use crate::checker::{self, CheckOptions, Strategy};
+use crate::checker::{self, CheckOptions};
 use crate::model::RebalanceModel;
 use crate::presets::{self, ci_preset_names, preset_names};
 use crate::properties;
@@ -113,15 +113,7 @@ pub fn bench(
 ) -> ConfigBench {
     let rss_before = rss_bytes();
     let sampler = RssSampler::start();
-    let report = checker::check(
-        model,
-        &CheckOptions {
-            strategy: Strategy::Dfs,
-            threads,
-            shortest: false,
-            progress: None,
-        },
-    );
+    let report = checker::check(model, &CheckOptions::dfs(threads));
     let rss_max = sampler.stop();
     let peak_rss_bytes = status_bytes("VmHWM:");
     let rss_growth_bytes_per_state = match (rss_before, rss_max) {

@@ -81,6 +81,19 @@ pub struct CheckOptions {
     pub progress: Option<Duration>,
 }
 
+impl CheckOptions {
+    /// The exhaustive check the tests and the bench run: depth-first (fingerprints only), on
+    /// `threads` threads, quiet, without the shortest-counterexample pass.
+    pub fn dfs(threads: usize) -> Self {
+        CheckOptions {
+            strategy: Strategy::Dfs,
+            threads,
+            shortest: false,
+            progress: None,
+        }
+    }
+}
+
 /// Runs the check to completion (or the simulation for its duration).
 pub fn check(model: &RebalanceModel, opts: &CheckOptions) -> CheckReport {
     // Never stop early: the counts must be those of the whole graph.
