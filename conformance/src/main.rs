@@ -12,6 +12,7 @@ use rebalance_model::{Bug, BugSet, Config, RebalanceModel};
 #[derive(Parser)]
 #[command(
     name = "rebalance-conformance",
+    version,
     about = "Replays model traces against the production rebalance manager and compares both \
              after every step",
     long_about = "Every model step is mirrored on the manager (client requests, events, \
@@ -57,10 +58,10 @@ enum Command {
         /// Where a diverging trace is written.
         #[arg(long, default_value = ".")]
         out_dir: PathBuf,
-        /// Number of workers (default: every core); 1 is the single-threaded walk, for
-        /// measurements undisturbed by other work on the machine.
-        #[arg(long, hide = true)]
-        threads: Option<usize>,
+        /// Number of workers, 1 to 256 (default: every core); 1 is the single-threaded walk,
+        /// for measurements undisturbed by other work on the machine.
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+        threads: Option<u16>,
         #[command(flatten)]
         sut: SutArgs,
     },
@@ -72,12 +73,12 @@ enum Command {
         /// The seed; printed so that any run can be repeated.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Number of walks.
-        #[arg(long, default_value_t = 100)]
+        /// Number of walks (at least 1).
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
         cases: u32,
-        /// Maximum steps per walk.
-        #[arg(long, default_value_t = 200)]
-        steps: usize,
+        /// Maximum steps per walk (at least 1).
+        #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
+        steps: u32,
         /// Restore a historical bug in the model.
         #[arg(long = "bug", value_name = "NAME")]
         bugs: Vec<String>,
@@ -260,7 +261,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     }
                 }
                 (None, Some(n)) => {
-                    exhaustive::walk_with_threads(&model, n.max(1), 100_000, progress)
+                    exhaustive::walk_with_threads(&model, usize::from(n), 100_000, progress)
                 }
                 (None, None) => exhaustive::walk(&model, 100_000, progress),
             };
@@ -300,7 +301,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let bugs = parse_bugs(&bugs, &variants)?;
             let model = RebalanceModel::new(cfg.clone(), BugSet::of(&bugs));
             println!("random walks on `{config}`: seed {seed}, {cases} cases, up to {steps} steps");
-            match random::run(&model, seed, cases, steps) {
+            match random::run(&model, seed, cases, steps as usize) {
                 Ok(stats) => {
                     println!(
                         "model and manager agree: {} walks, {} steps (seed {seed})",

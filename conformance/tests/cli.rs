@@ -97,3 +97,29 @@ fn exhaustive_reports_states_edges_and_rate() {
         &["agree on every edge", "edges/s", "rules exercised:"],
     );
 }
+
+/// Numeric flags out of range are usage errors (exit 2) naming the range, and `--version`
+/// answers; `--threads` is listed in `exhaustive --help`.
+#[test]
+fn numeric_flags_out_of_range_are_usage_errors_and_version_answers() {
+    for args in [
+        &["exhaustive", "--config", "tiny", "--threads", "0"][..],
+        &["exhaustive", "--config", "tiny", "--threads", "100000"],
+        &["random", "--cases", "0"],
+        &["random", "--steps", "0"],
+    ] {
+        let (code, stdout, stderr) = cli(args);
+        assert_eq!(code, Some(2), "{args:?}");
+        assert!(stderr.contains("is not in 1..="), "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}: did work before refusing");
+    }
+    let (code, stdout, _) = cli(&["--version"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        stdout.trim(),
+        format!("rebalance-conformance {}", env!("CARGO_PKG_VERSION"))
+    );
+    let (code, stdout, _) = cli(&["exhaustive", "--help"]);
+    assert_eq!(code, Some(0));
+    assert!(stdout.contains("--threads"), "{stdout}");
+}

@@ -11,6 +11,7 @@ use std::time::Duration;
 #[derive(Parser)]
 #[command(
     name = "rebalance-model",
+    version,
     about = "Exhaustive Stateright model of the Fluss bucket-rebalance protocol (spec/protocol.md)"
 )]
 struct Cli {
@@ -90,9 +91,9 @@ enum Command {
         /// How long --strategy simulate runs.
         #[arg(long, default_value_t = 10)]
         seconds: u64,
-        /// Checker threads.
-        #[arg(long, default_value_t = 2)]
-        threads: usize,
+        /// Checker threads (1 to 256).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=256))]
+        threads: u16,
         /// Write the shortest counterexample of the first violated property as a JSON trace.
         /// With `--liveness cycles` and a fair cycle found (and no other violation), the first
         /// lasso: its prefix and one turn of its cycle, `cycle_start` marking where the cycle
@@ -128,12 +129,13 @@ enum Command {
         /// Seed of the walks.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Number of walks.
-        #[arg(long, default_value_t = 10_000)]
+        /// Number of walks (at least 1).
+        #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
         walks: u32,
-        /// Longest walk, in steps (the graph is acyclic, so walks end well before on presets).
-        #[arg(long, default_value_t = 1_000)]
-        max_steps: usize,
+        /// Longest walk, in steps, at least 1 (the graph is acyclic, so walks end well before
+        /// on presets).
+        #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..))]
+        max_steps: u32,
     },
     /// List the presets with a one-line description.
     Configs,
@@ -182,9 +184,9 @@ enum Command {
         /// `tiny` and every `ci-*` preset, in the order of `configs`.
         #[arg(long = "config", value_name = "NAME|FILE")]
         configs: Vec<String>,
-        /// Checker threads for the DFS check (the profile is single-threaded).
-        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
-        threads: u64,
+        /// Checker threads for the DFS check, 1 to 256 (the profile is single-threaded).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=256))]
+        threads: u16,
         /// States the profile expands (its own DFS over the same graph); 0 skips the profile.
         #[arg(long, default_value_t = 200000)]
         profile_states: usize,
@@ -222,7 +224,7 @@ fn main() -> ExitCode {
             max_steps,
         } => {
             let c = match model_from(&args) {
-                Ok(model) => rebalance_model::churn::churn(&model, seed, walks, max_steps),
+                Ok(model) => rebalance_model::churn::churn(&model, seed, walks, max_steps as usize),
                 Err(e) => return usage(&e),
             };
             println!("{}", switches_line(&args.config, &args.switches()));
@@ -313,7 +315,7 @@ fn main() -> ExitCode {
                 &model,
                 &CheckOptions {
                     strategy,
-                    threads,
+                    threads: threads.into(),
                     shortest: true,
                     progress: Some(Duration::from_secs(5)),
                 },

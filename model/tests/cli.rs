@@ -228,3 +228,29 @@ fn check_help_explains_the_liveness_modes() {
         assert!(help.contains(needle), "{needle}: {help}");
     }
 }
+
+/// Numeric flags out of range are usage errors (exit 2) naming the flag and the range, before
+/// any work starts: `--threads 0` once printed "1 unique states" forever, and a huge count
+/// aborted on a stack guard.
+#[test]
+fn numeric_flags_out_of_range_are_usage_errors_and_version_answers() {
+    for args in [
+        &["check", "--threads", "0"][..],
+        &["check", "--threads", "99999999999"],
+        &["bench", "--threads", "0"],
+        &["churn", "--walks", "0"],
+        &["churn", "--max-steps", "0"],
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("is not in 1..="), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: did work before refusing");
+    }
+    let out = run(&["--version"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("rebalance-model {}", env!("CARGO_PKG_VERSION"))
+    );
+}

@@ -8,12 +8,30 @@ use std::process::ExitCode;
 use rebalance_manager_stdio::server::{serve, ServeError};
 
 fn main() -> ExitCode {
-    if std::env::args().len() > 1 {
-        eprintln!(
-            "usage: rebalance-manager-stdio\n\nServes the driver protocol of spec/driver-protocol.md on stdin and stdout;\n\
-             run it through `rebalance-conformance replay --sut rebalance-manager-stdio FILE`."
-        );
-        return ExitCode::from(2);
+    const USAGE: &str = "usage: rebalance-manager-stdio [--help | --version]\n\n\
+        Serves the driver protocol of spec/driver-protocol.md on stdin and stdout; run it through\n\
+        `rebalance-conformance replay --sut rebalance-manager-stdio FILE`.\n\n\
+        Exit codes: 0 at the end of input, 1 on an I/O error, 2 on a refused request or bad usage.";
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [] => {}
+        ["-h" | "--help"] => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        ["-V" | "--version"] => {
+            println!("rebalance-manager-stdio {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        _ => {
+            eprintln!("error: unexpected arguments {args:?}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
     }
     let stdin = io::stdin();
     let stdout = io::stdout();

@@ -177,12 +177,25 @@ fn a_refused_start_is_an_answer_not_an_error() {
 }
 
 #[test]
-fn arguments_are_a_usage_error() {
-    let out = Command::new(env!("CARGO_BIN_EXE_rebalance-manager-stdio"))
-        .arg("--help")
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2));
+fn help_and_version_exit_0_and_other_arguments_are_a_usage_error() {
+    let run = |arg: &str| {
+        Command::new(env!("CARGO_BIN_EXE_rebalance-manager-stdio"))
+            .arg(arg)
+            .output()
+            .expect("runs")
+    };
+    let help = run("--help");
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("spec/driver-protocol.md"));
+    let version = run("--version");
+    assert_eq!(version.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        format!("rebalance-manager-stdio {}", env!("CARGO_PKG_VERSION"))
+    );
+    let bad = run("--serve");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unexpected arguments"));
 }
 
 /// The reference implementation under test is the manager and nothing else: no dependency on
