@@ -41,6 +41,8 @@ const EXPECTED: &[(Bug, &str, usize, Acts)] = &[
         Acts::RecoverEvent,
     ),
     (Bug::RecoveryOrder, "ci-two-buckets", 14, Acts::RecoverEvent),
+    // H12: the cancel leaves the attempt whose Phase A write failed (still at origin) running.
+    (Bug::UntouchedAfterCancel, "ci-store", 2, Acts::Cancel),
 ];
 
 /// A Fluss-as-written variant's row: its trace under `model/traces`, the switches to replay it
@@ -136,6 +138,7 @@ enum Acts {
     Response,
     ZombieResponse,
     StoreFault,
+    Cancel,
     CancelWithStoreFault,
 }
 
@@ -174,6 +177,12 @@ impl Acts {
             ),
             Acts::ZombieResponse => matches!(a, Action::ZombieDeliverNliResponse { .. }),
             Acts::StoreFault => a.fail_store_op().is_some(),
+            Acts::Cancel => matches!(
+                a,
+                Action::Cancel {
+                    fail_store_op: None
+                }
+            ),
             Acts::CancelWithStoreFault => {
                 matches!(
                     a,

@@ -29,6 +29,9 @@ pub enum Bug {
     /// H13: R16 `[late]`: every bucket pending, admission in plan order; R2 cancels only
     /// pending buckets at origin (the `[late]` `recovered` flag).
     RecoveryOrder,
+    /// H12 (`[v1]`): R2 cancels pending buckets but leaves an admitted attempt that has changed
+    /// nothing yet (still at origin) running, so it migrates after the cancel was accepted.
+    UntouchedAfterCancel,
     /// Fluss as written, not a fixed bug: `at_origin` is Fluss's single predicate
     /// `assignment == ors && leader == old_leader && isr ⊆ ors` instead of D4's, so a bucket
     /// whose leader failed over is not at origin (spec 8, D4).
@@ -63,7 +66,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 17] = [
+    pub const ALL: [Bug; 18] = [
         Bug::TimeoutCompletes,
         Bug::FinalNotPersisted,
         Bug::CancelBestEffort,
@@ -73,6 +76,7 @@ impl Bug {
         Bug::UnboundedTracked,
         Bug::CancelAfterRestart,
         Bug::RecoveryOrder,
+        Bug::UntouchedAfterCancel,
         Bug::FlussAtOrigin,
         Bug::ReelectOnReconcile,
         Bug::StartupReadBlocks,
@@ -94,6 +98,7 @@ impl Bug {
             Bug::UnboundedTracked => "unbounded-tracked",
             Bug::CancelAfterRestart => "cancel-after-restart",
             Bug::RecoveryOrder => "recovery-order",
+            Bug::UntouchedAfterCancel => "untouched-after-cancel",
             Bug::FlussAtOrigin => "fluss-at-origin",
             Bug::ReelectOnReconcile => "reelect-on-reconcile",
             Bug::StartupReadBlocks => "startup-read-blocks",
@@ -118,6 +123,7 @@ impl Bug {
             Bug::UnboundedTracked => "INV-TRACKED-BOUND",
             Bug::CancelAfterRestart => "INV-CANCELED-AT-ORIGIN",
             Bug::RecoveryOrder => "INV-PENDING-AT-ORIGIN",
+            Bug::UntouchedAfterCancel => "INV-CANCEL-EFFECTS",
             Bug::FlussAtOrigin => "INV-CANCEL-NO-NEW-WORK",
             Bug::ReelectOnReconcile => "INV-EPOCH-ONLY-ON-CHANGE",
             Bug::StartupReadBlocks | Bug::StartupReadSkips => "LIVE-RECOVERED",
@@ -144,6 +150,7 @@ impl Bug {
                 | Bug::UnboundedTracked
                 | Bug::CancelAfterRestart
                 | Bug::RecoveryOrder
+                | Bug::UntouchedAfterCancel
         )
     }
 

@@ -66,6 +66,11 @@ fn recovery_order() {
     assert_eq!(shortest(Bug::RecoveryOrder, "ci-two-buckets"), PINNED[7]);
 }
 
+#[test]
+fn untouched_after_cancel() {
+    assert_eq!(shortest(Bug::UntouchedAfterCancel, "ci-store"), PINNED[10]);
+}
+
 /// The tracked cap binds at `max_tracked_timed_out` 2 too: on `ci-tracked2` (M + k plan
 /// buckets, one slot) the switch admits the third bucket while two attempts are tracked.
 #[test]
@@ -92,6 +97,7 @@ fn the_switch_without_a_state_counterexample_is_the_livelock() {
         Bug::UnboundedTracked,
         Bug::CancelAfterRestart,
         Bug::RecoveryOrder,
+        Bug::UntouchedAfterCancel,
     ];
     for bug in Bug::ALL.into_iter().filter(|b| !b.is_variant()) {
         assert_ne!(
@@ -103,4 +109,4 @@ fn the_switch_without_a_state_counterexample_is_the_livelock() {
 }
 
 /// Shortest counterexample lengths, in the order of the tests above.
-const PINNED: [usize; 10] = [4, 2, 2, 6, 5, 7, 15, 14, 20, 8];
+const PINNED: [usize; 11] = [4, 2, 2, 6, 5, 7, 15, 14, 20, 8, 2];

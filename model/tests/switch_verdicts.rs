@@ -13,6 +13,11 @@ const CAUGHT: &[(&[Bug], &str, &str)] = &[
     (&[Bug::TimeoutCompletes], "tiny", "INV-COMPLETED-AT-TARGET"),
     (&[Bug::TimeoutCompletes], "tiny", "LIVE-ADMITTED-FINISHES"),
     (&[Bug::FinalNotPersisted], "ci-store", "INV-FINAL-PERSISTED"),
+    (
+        &[Bug::UntouchedAfterCancel],
+        "ci-store",
+        "INV-CANCEL-EFFECTS",
+    ),
     (&[Bug::FinalNotPersisted], "ci-store", "LIVE-FINAL-STORED"),
     (
         &[Bug::CancelBestEffort],

@@ -115,8 +115,10 @@ impl Step<'_> {
             .map(|(b, _)| *b)
             .collect();
         for b in active {
-            // `finish` may already have removed it through admission; re-check.
-            if self.key_of(b).is_some() && self.at_origin(b) {
+            // `finish` may already have removed it through admission; re-check. Under
+            // `untouched-after-cancel` (H12, `[v1]`) an attempt still at origin keeps running.
+            if self.key_of(b).is_some() && self.at_origin(b) && !self.bug(Bug::UntouchedAfterCancel)
+            {
                 self.finish(b, BucketStatus::Canceled)?;
             }
         }
