@@ -5,7 +5,7 @@
 //!
 //! This file is also the oracle of the model's mutation testing (`scripts/model-mutants.sh`):
 //! a mutant of the model is killed here only by a verdict, never by a state count. The counts
-//! are pinned by `api.rs` (`no_cycle_in_ci_presets`) over the same presets.
+//! are pinned by `api.rs` (`no_fair_cycle_in_ci_presets`) over the same presets.
 
 use rebalance_model::checker::{check, CheckOptions, Verdict};
 use rebalance_model::presets::ci_preset_names;

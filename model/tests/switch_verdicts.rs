@@ -177,19 +177,34 @@ fn paused_admission_leaves_a_pending_bucket_unresolved() {
 }
 
 /// A companion that a switch makes impossible is reported as having no example, not as n/a:
-/// `endless-reconcile` removes R14.3, so on `tiny` (where the clean protocol gives up on no
-/// progress) nothing gives up. An oracle that called every companion n/a would pass every
-/// preset; this is where it fails.
+/// `endless-reconcile` removes R14.3 and R14.4's backoff, so nothing gives up on `tiny` (where
+/// the clean protocol gives up on no progress) and on `ci-backoff` (a server crash, a backoff
+/// cap of 4 ticks) neither give-up clause fires and no backoff reaches the cap. An oracle that
+/// called every companion n/a would pass every preset; this is where it fails.
 #[test]
 fn a_switch_that_removes_a_companion_leaves_it_without_an_example() {
     use rebalance_model::checker::{check, CheckOptions, Verdict};
-    let model = RebalanceModel::new(config("tiny"), BugSet::of(&[Bug::EndlessReconcile]));
-    let report = check(&model, &CheckOptions::dfs(2));
-    for name in ["SOME-GIVE-UP-FAILED", "SOME-GIVE-UP-NO-PROGRESS"] {
-        let verdict = report.verdicts.iter().find(|(p, _)| *p == name);
-        assert!(
-            matches!(verdict, Some((_, Verdict::NoExample))),
-            "{name}: {verdict:?}"
-        );
+    let rows: [(&str, &[&str]); 2] = [
+        ("tiny", &["SOME-GIVE-UP-FAILED", "SOME-GIVE-UP-NO-PROGRESS"]),
+        (
+            "ci-backoff",
+            &[
+                "SOME-GIVE-UP-FAILED",
+                "SOME-GIVE-UP-NO-PROGRESS",
+                "SOME-GIVE-UP-UNAVAILABLE",
+                "SOME-BACKOFF-AT-CAP",
+            ],
+        ),
+    ];
+    for (preset_name, companions) in rows {
+        let model = RebalanceModel::new(config(preset_name), BugSet::of(&[Bug::EndlessReconcile]));
+        let report = check(&model, &CheckOptions::dfs(2));
+        for name in companions {
+            let verdict = report.verdicts.iter().find(|(p, _)| p == name);
+            assert!(
+                matches!(verdict, Some((_, Verdict::NoExample))),
+                "{preset_name}: {name}: {verdict:?}"
+            );
+        }
     }
 }
