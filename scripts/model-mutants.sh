@@ -14,6 +14,9 @@ properties.rs) with cargo-mutants and judges each mutant by verdicts only
   model/tests/ci_presets.rs       every CI preset: no property violated, every applicable SOME-*
                                   has an example, LIVE-* checked at some fair end state
   model/tests/switch_verdicts.rs  every bug switch and Fluss variant still violates its property
+  model/tests/reductions.rs       every message a search reduction removes is dead (its delivery
+                                  a no-op) or superseded (harmless), on four CI presets
+  model/tests/invariant_teeth.rs  a state built to break a state invariant's clause breaks it
 
 State counts and counterexample lengths are not consulted: a mutant that only changes a count
 survives.

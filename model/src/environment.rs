@@ -73,8 +73,9 @@ pub fn adjust_isr_response_dead(s: &SystemState, m: &AdjustIsrResponse) -> bool 
 
 /// Whether `newer` will make `older` dead once delivered: both are Nli to the same server and
 /// bucket, and `newer` comes from a newer coordinator epoch, or from the same one with a higher
-/// leader or bucket epoch (the test of [`nli_dead`] against the view `newer` installs).
-fn supersedes(newer: &Nli, older: &Nli) -> bool {
+/// leader or bucket epoch (the test of [`nli_dead`] against the view `newer` installs). Public
+/// so that `model/tests/reductions.rs` can check that claim on every pair in flight.
+pub fn supersedes(newer: &Nli, older: &Nli) -> bool {
     newer.to == older.to
         && newer.bucket == older.bucket
         && (newer.coordinator_epoch > older.coordinator_epoch

@@ -28,6 +28,15 @@ pub mod state;
 pub mod transition;
 pub mod types;
 
+/// The predicates behind spec 9's search reductions (dead and superseded messages), public so
+/// that `model/tests/reductions.rs` can check the claim each one makes on every state it is
+/// asked about.
+pub mod reductions {
+    pub use crate::environment::{
+        adjust_isr_response_dead, nli_dead, nli_superseded, supersedes,
+    };
+}
+
 // The tooling (`src/check/`), re-exported at the crate root where it always was.
 pub mod check;
 pub use check::{

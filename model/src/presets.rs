@@ -313,6 +313,21 @@ const PRESETS: &[Preset] = &[
         c.max_network = Some(2);
         fast(c)
     }),
+    ("ci-leader-crash", || {
+        let mut c = one_leader_only(
+            "one leader-only bucket; a server crash and restart, a message loss (dead messages collected)",
+        );
+        // The one preset where `elect` chooses among a live replica outside the ISR (a
+        // restarted server not yet caught up) and a down one: `ci-leader` has no server crash,
+        // and every RF-2 move keeps its candidates in the ISR (found by mutating `elect`'s
+        // `&&` to `||`, spec/findings.md F18). The message loss gives an AdjustIsr a chance to
+        // be refused (SOME-ADJUST-ISR-REJECTED); without it the graph has no such state.
+        c.budgets.server_crash = 1;
+        c.budgets.message_loss = 1;
+        c.collect_dead_messages = true;
+        c.collect_superseded_nli = true;
+        c
+    }),
 ];
 
 /// A preset by name.

@@ -1,0 +1,229 @@
+//! The claims behind spec 9's search reductions, checked where they are used. Comparing verdicts
+//! with and without a reduction (`superseded.rs`) cannot see a reduction that prunes too much
+//! where no property happens to depend on what it pruned; these tests check the claims
+//! themselves, on every message a reduction removes in the reduced graph of a few CI presets:
+//!
+//! - a **dead** message (an Nli R22 refuses, an `Ok` AdjustIsrResponse R24 ignores): delivering it
+//!   changes nothing but the network, and it stays dead after every step that keeps it in flight;
+//! - a **superseded** Nli: once a newer Nli that supersedes it is delivered to a live server,
+//!   it is dead; and if it is delivered first, the view it installs is older than the
+//!   coordinator's cache, or the same view the newer Nli installs (they differ only in the
+//!   coordinator epoch).
+//!
+//! The removed messages of a step are those the same step leaves in flight when the
+//! configuration collects nothing (found by mutation testing, spec/findings.md F18: a dead test
+//! with `<=` for `<`, or a superseding test with `>` for `<`, changed no verdict on any CI
+//! preset).
+
+use rebalance_model::reductions::{adjust_isr_response_dead, nli_dead, nli_superseded, supersedes};
+use rebalance_model::{preset, Action, BugSet, Message, Nli, RebalanceModel, SystemState};
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+
+fn fingerprint(s: &SystemState) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
+}
+
+fn deliver(m: &Message) -> Action {
+    match *m {
+        Message::Nli(msg) => Action::DeliverNli { msg },
+        Message::AdjustIsrResponse(msg) => Action::DeliverAdjustIsrResponse { msg },
+        Message::NliResponse(msg) => Action::DeliverNliResponse {
+            msg,
+            fail_store_op: None,
+        },
+        Message::AdjustIsr(msg) => Action::DeliverAdjustIsr {
+            msg,
+            fail_store_op: None,
+        },
+    }
+}
+
+/// `s` with one copy of `m` taken out of the network.
+fn without(s: &SystemState, m: &Message) -> SystemState {
+    let mut t = s.clone();
+    assert!(t.take(m));
+    t
+}
+
+/// Equal as states, apart from what the last step did (the ghost of the SOME-* companions).
+fn same_state(a: &SystemState, b: &SystemState) -> bool {
+    let mut a = a.clone();
+    a.ghost.last = b.ghost.last.clone();
+    a == *b
+}
+
+/// The server-bound messages `raw` holds that `reduced` does not (a multiset difference).
+fn removed(raw: &SystemState, reduced: &SystemState) -> Vec<Message> {
+    let mut left: Vec<Message> = reduced.network.iter().copied().collect();
+    let mut out = Vec::new();
+    for m in raw.network.iter() {
+        if let Some(i) = left.iter().position(|k| k == m) {
+            left.swap_remove(i);
+        } else if matches!(m, Message::Nli(_) | Message::AdjustIsrResponse(_)) {
+            out.push(*m);
+        }
+    }
+    out
+}
+
+fn is_dead(s: &SystemState, m: &Message) -> bool {
+    match m {
+        Message::Nli(n) => nli_dead(s, n),
+        Message::AdjustIsrResponse(r) => adjust_isr_response_dead(s, r),
+        _ => false,
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    states: usize,
+    dead: usize,
+    superseded: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn fail(&mut self, what: String) {
+        if self.failures.len() < 5 {
+            self.failures.push(what);
+        }
+    }
+}
+
+/// A dead message: its delivery is a no-op, and every step that keeps it keeps it dead.
+fn check_dead(full: &RebalanceModel, raw: &SystemState, m: &Message, t: &mut Tally) {
+    t.dead += 1;
+    match full.step(raw, &deliver(m)) {
+        Some((after, _)) if same_state(&after, &without(raw, m)) => {}
+        Some(_) => t.fail(format!("delivering dead {m:?} changed the state")),
+        None => t.fail(format!("dead {m:?} cannot be delivered")),
+    }
+    full.successors(raw, |a, next, _| {
+        if next.network.iter().any(|k| k == m) && !is_dead(&next, m) {
+            t.fail(format!("{m:?} was dead, and not after {a:?}"));
+        }
+    });
+}
+
+/// A superseded Nli: the newer one makes it dead; delivered first, it installs a view older
+/// than the cache, or the newer one's view.
+fn check_superseded(full: &RebalanceModel, raw: &SystemState, old: &Nli, t: &mut Tally) {
+    t.superseded += 1;
+    let newer: Vec<Nli> = raw
+        .network
+        .iter()
+        .filter_map(|k| match k {
+            Message::Nli(n) if supersedes(n, old) => Some(*n),
+            _ => None,
+        })
+        .collect();
+    if newer.is_empty() {
+        t.fail(format!("{old:?} is called superseded, but nothing supersedes it"));
+    }
+    for n in &newer {
+        if !raw.servers[n.to as usize].up {
+            continue; // the newer one would be lost, and with it nothing is claimed
+        }
+        let Some((after, _)) = full.step(raw, &Action::DeliverNli { msg: *n }) else {
+            t.fail(format!("{n:?} cannot be delivered"));
+            continue;
+        };
+        if !nli_dead(&after, old) {
+            t.fail(format!("{old:?} is not dead once {n:?} is delivered"));
+        }
+    }
+    let Some((first, _)) = full.step(raw, &Action::DeliverNli { msg: *old }) else {
+        t.fail(format!("superseded {old:?} cannot be delivered"));
+        return;
+    };
+    let before = raw.view(old.to, old.bucket);
+    let view = first.view(old.to, old.bucket);
+    if view == before {
+        return;
+    }
+    let Some(v) = view else {
+        t.fail(format!("delivering {old:?} removed a view"));
+        return;
+    };
+    let cache = &raw.coordinator.cache.lai[old.bucket as usize];
+    let older = v.bucket_epoch < cache.bucket_epoch || v.leader_epoch < cache.leader_epoch;
+    let as_newer = newer.iter().any(|n| {
+        (n.leader, n.leader_epoch, n.bucket_epoch, n.replicas, n.isr)
+            == (v.leader, v.leader_epoch, v.bucket_epoch, v.replicas, v.isr)
+    });
+    if !older && !as_newer {
+        t.fail(format!(
+            "superseded {old:?} delivered first installs {v:?}, not older than the cache {cache:?}"
+        ));
+    }
+}
+
+/// Walks the reduced graph of `name`; at each step, compares with the same step in the
+/// unreduced model and checks each message the reduction removed.
+fn check_preset(name: &str) -> Tally {
+    let config = preset(name).expect("preset");
+    assert!(config.collect_dead_messages, "{name} collects nothing");
+    let reduced = RebalanceModel::new(config.clone(), BugSet::none());
+    let mut plain = config;
+    plain.collect_dead_messages = false;
+    plain.collect_superseded_nli = false;
+    let full = RebalanceModel::new(plain, BugSet::none());
+    let mut t = Tally::default();
+    let mut seen = HashSet::new();
+    let init = reduced.init_state();
+    seen.insert(fingerprint(&init));
+    let mut stack = vec![init];
+    while let Some(s) = stack.pop() {
+        t.states += 1;
+        reduced.successors(&s, |a, next, _| {
+            let (raw, _) = full.step(&s, &a).expect("enabled when reduced, enabled in full");
+            for m in removed(&raw, &next) {
+                if is_dead(&raw, &m) {
+                    check_dead(&full, &raw, &m, &mut t);
+                } else if let Message::Nli(n) = &m {
+                    if reduced.collects_superseded_nli() && nli_superseded(&raw, n) {
+                        check_superseded(&full, &raw, n, &mut t);
+                    } else {
+                        t.fail(format!("{a:?} removed {m:?}, which is neither dead nor superseded"));
+                    }
+                } else {
+                    t.fail(format!("{a:?} removed {m:?}, which is not dead"));
+                }
+            }
+            if reduced.within_bound(&next) && seen.insert(fingerprint(&next)) {
+                stack.push(next);
+            }
+        });
+    }
+    t
+}
+
+fn assert_claims_hold(name: &str) {
+    let t = check_preset(name);
+    println!(
+        "{name}: {} states, {} dead and {} superseded removals checked",
+        t.states, t.dead, t.superseded
+    );
+    assert!(t.failures.is_empty(), "{name}: {:#?}", t.failures);
+    assert!(t.dead > 0, "{name}: no dead message was removed, so nothing was checked");
+}
+
+#[test]
+fn dead_and_superseded_removals_are_harmless_on_rf2_presets() {
+    for name in ["ci-rf2-recovery", "ci-leader-crash"] {
+        assert_claims_hold(name);
+    }
+}
+
+#[test]
+fn dead_and_superseded_removals_are_harmless_on_rf3() {
+    assert_claims_hold("ci-rf3-loss");
+}
+
+#[test]
+fn dead_removals_are_harmless_with_three_buckets() {
+    assert_claims_hold("ci-tracked2");
+}
