@@ -42,6 +42,10 @@
 // the port and its adapters (`mem`, `file`). The simulated cluster is test support, not API.
 pub mod core;
 pub mod store;
+// The protocol's values as JSON (driver lines, log records), for hosts. Each type and field is
+// one of `spec/driver-protocol.md`'s, documented there rather than once more here.
+#[allow(missing_docs)]
+pub mod wire;
 
 // The simulated cluster serves this crate's tests and bench only. It sits behind the `testing`
 // feature, off by default, so it is not part of the library a host links. The crate enables

@@ -32,9 +32,7 @@ pub mod types;
 /// that `model/tests/reductions.rs` can check the claim each one makes on every state it is
 /// asked about.
 pub mod reductions {
-    pub use crate::environment::{
-        adjust_isr_response_dead, nli_dead, nli_superseded, supersedes,
-    };
+    pub use crate::environment::{adjust_isr_response_dead, nli_dead, nli_superseded, supersedes};
 }
 
 // The tooling (`src/check/`), re-exported at the crate root where it always was.

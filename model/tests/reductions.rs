@@ -51,7 +51,7 @@ fn without(s: &SystemState, m: &Message) -> SystemState {
 /// Equal as states, apart from what the last step did (the ghost of the SOME-* companions).
 fn same_state(a: &SystemState, b: &SystemState) -> bool {
     let mut a = a.clone();
-    a.ghost.last = b.ghost.last.clone();
+    a.ghost.last = b.ghost.last;
     a == *b
 }
 
@@ -121,7 +121,9 @@ fn check_superseded(full: &RebalanceModel, raw: &SystemState, old: &Nli, t: &mut
         })
         .collect();
     if newer.is_empty() {
-        t.fail(format!("{old:?} is called superseded, but nothing supersedes it"));
+        t.fail(format!(
+            "{old:?} is called superseded, but nothing supersedes it"
+        ));
     }
     for n in &newer {
         if !raw.servers[n.to as usize].up {
@@ -179,7 +181,9 @@ fn check_preset(name: &str) -> Tally {
     while let Some(s) = stack.pop() {
         t.states += 1;
         reduced.successors(&s, |a, next, _| {
-            let (raw, _) = full.step(&s, &a).expect("enabled when reduced, enabled in full");
+            let (raw, _) = full
+                .step(&s, &a)
+                .expect("enabled when reduced, enabled in full");
             for m in removed(&raw, &next) {
                 if is_dead(&raw, &m) {
                     check_dead(&full, &raw, &m, &mut t);
@@ -187,7 +191,9 @@ fn check_preset(name: &str) -> Tally {
                     if reduced.collects_superseded_nli() && nli_superseded(&raw, n) {
                         check_superseded(&full, &raw, n, &mut t);
                     } else {
-                        t.fail(format!("{a:?} removed {m:?}, which is neither dead nor superseded"));
+                        t.fail(format!(
+                            "{a:?} removed {m:?}, which is neither dead nor superseded"
+                        ));
                     }
                 } else {
                     t.fail(format!("{a:?} removed {m:?}, which is not dead"));
@@ -208,7 +214,10 @@ fn assert_claims_hold(name: &str) {
         t.states, t.dead, t.superseded
     );
     assert!(t.failures.is_empty(), "{name}: {:#?}", t.failures);
-    assert!(t.dead > 0, "{name}: no dead message was removed, so nothing was checked");
+    assert!(
+        t.dead > 0,
+        "{name}: no dead message was removed, so nothing was checked"
+    );
 }
 
 #[test]

@@ -11,7 +11,9 @@
 
 #![forbid(unsafe_code)]
 
-pub mod convert;
-pub mod decode;
 pub mod server;
-pub mod wire;
+// The encodings live in the manager's crate, so that every host (this driver, the `cluster`
+// example's log recorder) writes with the definition the harness reads; re-exported here under
+// the paths they always had.
+pub use rebalance_manager::wire;
+pub use rebalance_manager::wire::{convert, decode};

@@ -1,15 +1,21 @@
-//! The lines of the driver protocol (`spec/driver-protocol.md`) as types: what the harness sends
-//! ([`Request`]) and what an implementation under test answers ([`Response`]), in the spec's
-//! vocabulary. Encoded with serde; decoded with [`crate::decode`] so that every malformed line
-//! names the field.
+//! The protocol's values as JSON, in the spec's vocabulary: the lines of the driver protocol
+//! (`spec/driver-protocol.md`): what the harness sends ([`Request`]) and what an implementation
+//! under test answers ([`Response`]); and the inputs and effects of the coordinator log
+//! (`spec/log-format.md`), which uses the same encodings. Encoded with serde; decoded with
+//! [`decode`] so that every malformed line names the field.
 //!
-//! These types know nothing of the manager or the model: [`crate::convert`] maps them to the
-//! manager's types, and the conformance harness to its projection.
+//! These types know nothing of the manager's internals or of the model: [`convert`] maps them to
+//! the manager's types, and the conformance harness to its projection. They live in the manager's
+//! crate so that a host (the `cluster` example's log recorder, the stdio driver) encodes with
+//! the one definition the harness decodes.
+
+pub mod convert;
+pub mod decode;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::decode::{get, name, object, tag, Decode, Path, WireError};
+use crate::wire::decode::{get, name, object, tag, Decode, Path, WireError};
 
 /// The protocol's name, sent in the handshake.
 pub const PROTOCOL: &str = "rebalance-driver";
@@ -441,7 +447,7 @@ impl Decode for Event {
         let names = ["timeout", "reconcile", "finalize", "recover"];
         let m = v
             .as_object()
-            .ok_or_else(|| crate::decode::type_error(p, "an object", v))?;
+            .ok_or_else(|| crate::wire::decode::type_error(p, "an object", v))?;
         Ok(match tag(m, "type", p, &names)? {
             "timeout" => Event::Timeout {
                 key: get(object(v, p, &["type", "key"])?, "key", p)?,
@@ -647,7 +653,7 @@ impl Decode for Input {
         ];
         let m = v
             .as_object()
-            .ok_or_else(|| crate::decode::type_error(p, "an object", v))?;
+            .ok_or_else(|| crate::wire::decode::type_error(p, "an object", v))?;
         let kind = tag(m, "type", p, &names)?;
         let fields: &[&str] = match kind {
             "register" => &["type", "plan"],
@@ -709,7 +715,7 @@ impl Decode for AdjustResult {
             (None, Some(_)) => Ok(AdjustResult::Err(
                 tag(m, "err", p, ADJUST_ISR_ERRORS)?.to_string(),
             )),
-            _ => Err(crate::decode::type_error(
+            _ => Err(crate::wire::decode::type_error(
                 p,
                 "an object with exactly one of `ok` and `err`",
                 v,
@@ -729,7 +735,7 @@ impl Decode for Reply {
         ];
         let m = v
             .as_object()
-            .ok_or_else(|| crate::decode::type_error(p, "an object", v))?;
+            .ok_or_else(|| crate::wire::decode::type_error(p, "an object", v))?;
         Ok(match tag(m, "kind", p, &names)? {
             "accepted" => Reply::Accepted {
                 rid: get(object(v, p, &["kind", "rid"])?, "rid", p)?,
@@ -758,7 +764,7 @@ impl Decode for Effect {
         let names = ["send_nli", "send_adjust_isr_response", "enqueue", "reply"];
         let m = v
             .as_object()
-            .ok_or_else(|| crate::decode::type_error(p, "an object", v))?;
+            .ok_or_else(|| crate::wire::decode::type_error(p, "an object", v))?;
         let kind = tag(m, "type", p, &names)?;
         let fields: &[&str] = match kind {
             "send_nli" => &[
@@ -965,7 +971,7 @@ impl Decode for Request {
         ];
         let m = v
             .as_object()
-            .ok_or_else(|| crate::decode::type_error(p, "an object", v))?;
+            .ok_or_else(|| crate::wire::decode::type_error(p, "an object", v))?;
         let op = tag(m, "op", p, &names)?;
         let fields: &[&str] = match op {
             "hello" => &["op", "protocol", "version"],
@@ -1040,7 +1046,7 @@ impl Decode for Response {
         let m = object(v, p, &keys)?;
         let mut present = m.keys();
         let (Some(key), None) = (present.next(), present.next()) else {
-            return Err(crate::decode::type_error(
+            return Err(crate::wire::decode::type_error(
                 p,
                 "an object with exactly one of hello, effects, refused, state, done, error",
                 v,
@@ -1060,7 +1066,7 @@ impl Decode for Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::line;
+    use crate::wire::decode::line;
 
     #[test]
     fn every_request_decodes_back_to_itself() {

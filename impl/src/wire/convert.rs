@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use rebalance_manager as mgr;
+use crate as mgr;
 
 use crate::wire;
 
