@@ -23,3 +23,4 @@ pub mod replay;
 pub mod report;
 pub mod sut;
 pub mod translate;
+pub mod validate;

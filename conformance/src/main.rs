@@ -19,7 +19,8 @@ use rebalance_model::{Bug, BugSet, Config, RebalanceModel};
                   responses, AdjustIsr, server liveness, coordinator restarts, store faults and \
                   time); after each step the emitted messages, events and replies and a \
                   projection of both states must be equal.\n\nExit codes: 0 agree, 1 divergence \
-                  or a failed `expect` block of a trace, 2 invalid trace or bad usage."
+                  or a failed `expect` block of a trace, 2 invalid trace or bad usage; `validate` also \
+                  3, undecided."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -89,6 +90,28 @@ enum Command {
         #[arg(long, default_value = ".")]
         out_dir: PathBuf,
     },
+    /// Trace validation: decide whether some behaviour of the model explains a coordinator's own
+    /// log (spec/log-format.md), the steps the coordinator cannot see (deliveries to servers,
+    /// ISR proposals, losses, duplicates) searched breadth-first between two records. Exit 0
+    /// valid, 1 a record no model path explains (with the closest candidate's keyed diff), 2 a
+    /// malformed log (line and field) or bad usage, 3 undecided (no explanation within
+    /// --max-hidden / --max-states; a larger bound may find one).
+    #[command(verbatim_doc_comment)]
+    Validate {
+        /// The log: one JSON object per line, the header first.
+        log: PathBuf,
+        /// The model configuration (a preset name or a JSON file), instead of the one in the
+        /// log's header. Dead and superseded messages are never collected in validation, and
+        /// `max_network` is ignored: a log shows every delivery.
+        #[arg(long)]
+        config: Option<String>,
+        /// Hidden model steps searched between two records, at most.
+        #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=64))]
+        max_hidden: u32,
+        /// Model states in one record's hidden search, at most.
+        #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..))]
+        max_states: u64,
+    },
 }
 
 /// The implementation under test, if not the manager in this process (spec/driver-protocol.md).
@@ -113,6 +136,68 @@ impl SutArgs {
                     .map_err(|e| e.to_string())
             })
             .transpose()
+    }
+}
+
+/// `validate`: reads the log, takes its configuration, and reports the verdict.
+fn validate_log(
+    path: &std::path::Path,
+    config: Option<&str>,
+    max_hidden: u32,
+    max_states: u64,
+) -> Result<ExitCode, String> {
+    use rebalance_conformance::validate::{self, Limits, Verdict};
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let log = validate::parse(&text).map_err(|e| format!("invalid log {}: {e}", path.display()))?;
+    if let Some(n) = log.torn {
+        eprintln!("warning: line {n} is torn (its writer stopped mid-line); it is ignored");
+    }
+    let mut cfg = match (config, &log.model) {
+        (Some(name), _) => load_config(name)?,
+        (None, Some(v)) => Config::from_json_str(&v.to_string())
+            .map_err(|e| format!("invalid log {}: line 1: field `model`: {e}", path.display()))?,
+        (None, None) => {
+            return Err(format!(
+                "{}: the log's header has no model configuration; give one with --config",
+                path.display()
+            ))
+        }
+    };
+    cfg.collect_dead_messages = false;
+    cfg.collect_superseded_nli = false;
+    cfg.max_network = None;
+    let model = RebalanceModel::new(cfg, BugSet::none());
+    let limits = Limits {
+        max_hidden: max_hidden as usize,
+        max_states: usize::try_from(max_states).unwrap_or(usize::MAX),
+    };
+    let started = std::time::Instant::now();
+    let (verdict, stats) = validate::validate(&model, &log, limits);
+    let secs = started.elapsed().as_secs_f64();
+    let seen = format!(
+        "{} records, {} model states explored, at most {} states explaining a prefix, {secs:.2} s",
+        stats.records, stats.states, stats.max_frontier
+    );
+    match verdict {
+        Verdict::Valid => {
+            println!("valid: the model explains every record ({seen})");
+            Ok(ExitCode::SUCCESS)
+        }
+        Verdict::Unexplained(u) => {
+            println!("not explained: line {}: {}", u.line, u.summary);
+            println!(
+                "  tried from {} candidate model states ({seen})",
+                u.candidates
+            );
+            if let Some(c) = u.closest {
+                println!("  closest candidate: {c}");
+            }
+            Ok(ExitCode::from(1))
+        }
+        Verdict::Undecided { line, why } => {
+            println!("undecided: line {line}: {why} ({seen})");
+            Ok(ExitCode::from(3))
+        }
     }
 }
 
@@ -317,5 +402,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 }
             }
         }
+        Command::Validate {
+            log,
+            config,
+            max_hidden,
+            max_states,
+        } => validate_log(&log, config.as_deref(), max_hidden, max_states),
     }
 }

@@ -18,6 +18,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use rebalance_manager::log::{LogWriter, Recorded};
 use rebalance_manager::sim::{Cluster, Rng};
 use rebalance_manager::store::zk::{ZkStore, ZkStoreError, ZkStoreOptions};
 use rebalance_manager::{
@@ -37,6 +38,7 @@ cluster: run a bucket rebalance through the rebalance manager against a simulate
 USAGE:
     cargo run --release -p rebalance-manager --example cluster -- \\
         --buckets N --store file:DIR|zk:HOST:PORT [--seed S] [--crash-coordinator-at T] [--root PATH]
+        [--log FILE]
 
 OPTIONS:
     --buckets N                 buckets in the cluster (8 servers, replication factor 3)
@@ -46,6 +48,10 @@ OPTIONS:
     --seed S                    the plan's and the network's seed (default 0x5eedf1a5; printed)
     --crash-coordinator-at T    after T inputs, crash the coordinator and start a new incarnation
                                 on a reopened store (the summary reports its recovery time)
+    --log FILE                  write the coordinator log (spec/log-format.md) to FILE, which must
+                                not exist, for `rebalance-conformance validate FILE`; needs a new
+                                store, and with at most 16 buckets the header carries the model
+                                configuration of this cluster
     -h, --help                  this text
 
 The plan is 70% moves, 20% leader-only changes and 10% no-ops; 1% of the buckets have slow
@@ -67,6 +73,7 @@ struct Args {
     root: String,
     seed: u64,
     crash_at: Option<u64>,
+    log: Option<String>,
 }
 
 enum StoreArg {
@@ -80,6 +87,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
     let mut root = "/fluss-rebalance-example".to_string();
     let mut seed = 0x5EED_F1A5u64;
     let mut crash_at = None;
+    let mut log = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| {
@@ -114,6 +122,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
                 });
             }
             "--root" => root = value("--root")?,
+            "--log" => log = Some(value("--log")?),
             "--seed" => {
                 let v = value("--seed")?;
                 let parsed = match v.strip_prefix("0x") {
@@ -138,6 +147,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         root,
         seed,
         crash_at,
+        log,
     }))
 }
 
@@ -331,22 +341,66 @@ struct Run {
     recovery: Vec<Duration>,
 }
 
-/// R17 and R16: a new incarnation on `store`, recovered. Returns it and the time it took.
+/// The store as the run loop holds it: counted for the figures, around a store that counts
+/// each input's operations for the log.
+type Host = Counted<Recorded<AnyStore>>;
+
+/// The coordinator log, when `--log` asked for one.
+type Log = Option<LogWriter<std::fs::File>>;
+
+/// The records of a start (R17) and its Recover, for the log, which a host writes as it goes.
+struct StartRecords {
+    now: u64,
+    start: Vec<Effect>,
+    recover: Vec<Effect>,
+    recover_ops: rebalance_manager::log::StoreOps,
+}
+
+/// Writes a start and its Recover to the log, if there is one.
+fn log_start(log: &mut Log, m: &Manager<Host>, r: &StartRecords) -> Result<(), Failure> {
+    if let Some(w) = log {
+        w.start(r.now, m.coordinator_epoch(), m.live(), &r.start)
+            .and_then(|_| {
+                w.input(
+                    r.now,
+                    &Input::Event(Event::Recover),
+                    &r.recover,
+                    r.recover_ops,
+                )
+            })
+            .map_err(|e| Failure::Store(format!("writing the log: {e}")))?;
+    }
+    Ok(())
+}
+
+/// R17 and R16: a new incarnation on `store`, recovered. Returns it, the time it took, and its
+/// records for the log.
 fn start(
     store: AnyStore,
     cluster: &mut Cluster,
     now: u64,
     events: &mut VecDeque<Event>,
     replies: &mut Vec<Reply>,
-) -> Result<(Manager<Counted<AnyStore>>, Duration), Failure> {
+) -> Result<(Manager<Host>, Duration, StartRecords), Failure> {
     let t = Instant::now();
-    let (mut m, effects) =
-        Manager::start(Config::default(), Counted::new(store), cluster.live(), now)
-            .map_err(|e| Failure::Store(e.to_string()))?;
+    let (mut m, effects) = Manager::start(
+        Config::default(),
+        Counted::new(Recorded::new(store)),
+        cluster.live(),
+        now,
+    )
+    .map_err(|e| Failure::Store(e.to_string()))?;
     assert_eq!(effects, vec![Effect::Enqueue(Event::Recover)]);
-    let effects = m.handle(now, Input::Event(Event::Recover));
+    m.store_mut().inner.take(); // the start's own reads and epoch write are not an input's
+    let recover = m.handle(now, Input::Event(Event::Recover));
     let took = t.elapsed();
-    cluster.absorb(effects, events, replies);
+    let records = StartRecords {
+        now,
+        start: effects,
+        recover: recover.clone(),
+        recover_ops: m.store_mut().inner.take(),
+    };
+    cluster.absorb(recover, events, replies);
     if let (n, Some(e)) = m.store_failures() {
         if n > 0 {
             return Err(Failure::Store(format!("recovery: {e}")));
@@ -354,11 +408,56 @@ fn start(
     }
     m.check_invariants()
         .map_err(|v| Failure::Invariant(format!("{v:?}")))?;
-    Ok((m, took))
+    Ok((m, took, records))
+}
+
+/// The model configuration (the format of `model/configs/*.json`) of this cluster and `plan`,
+/// for the log's header: the model holds at most 16 buckets, so a larger cluster's header
+/// carries none. Loss is budgeted as the model's largest budget; nothing else fails.
+fn model_config(
+    args: &Args,
+    records: &[(BucketId, BucketRecord)],
+    plan: &Plan,
+) -> Option<serde_json::Value> {
+    const MODEL_MAX_BUCKETS: usize = 16;
+    if records.len() > MODEL_MAX_BUCKETS {
+        return None;
+    }
+    let c = Config::default();
+    let ticks = |ms: u64| ms / c.check_interval_ms;
+    let buckets: Vec<serde_json::Value> = records
+        .iter()
+        .map(|(_, r)| serde_json::json!({"assignment": r.assignment, "leader": r.lai.leader}))
+        .collect();
+    let plan: Vec<serde_json::Value> = plan
+        .buckets
+        .iter()
+        .map(|(b, e)| serde_json::json!({"bucket": b, "target": e.trs}))
+        .collect();
+    Some(serde_json::json!({
+        "description": format!("the cluster example: {} buckets, seed {:#x}", records.len(), args.seed),
+        "servers": SERVERS,
+        "replication_factor": 3,
+        "buckets": buckets,
+        "plan": plan,
+        "task_timeout_ticks": ticks(c.task_timeout_ms),
+        "max_reconcile_backoff_ticks": ticks(c.max_reconcile_backoff_ms),
+        "target_unavailable_timeout_ticks": ticks(c.target_unavailable_timeout_ms),
+        "no_progress_timeout_ticks": ticks(c.no_progress_timeout_ms),
+        "max_tracked_timed_out": c.max_tracked_timed_out,
+        "max_inflight": c.max_inflight,
+        "check_interval_ms": c.check_interval_ms,
+        "budgets": {
+            "register": 1, "cancel": 0, "coordinator_crash": u8::from(args.crash_at.is_some()),
+            "server_crash": 0, "store_failure": 0, "message_loss": 255,
+            "message_duplication": 0, "bucket_deletion": 0
+        },
+        "failed_responses_in_flight": true
+    }))
 }
 
 /// One progress line: redrawn in place on a terminal, one line per report otherwise.
-fn progress(m: &Manager<Counted<AnyStore>>, total: usize, inputs: u64) {
+fn progress(m: &Manager<Host>, total: usize, inputs: u64) {
     let c = m.counts();
     let done = c.completed + c.failed + c.canceled;
     let width = 30;
@@ -379,7 +478,7 @@ fn progress(m: &Manager<Counted<AnyStore>>, total: usize, inputs: u64) {
     let _ = std::io::stderr().flush();
 }
 
-fn run(args: &Args) -> Result<(Manager<Counted<AnyStore>>, Run, Duration), Failure> {
+fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
     let mut rng = Rng::new(args.seed);
     let store = open_store(args)?;
     let mut events = VecDeque::new();
@@ -387,7 +486,18 @@ fn run(args: &Args) -> Result<(Manager<Counted<AnyStore>>, Run, Duration), Failu
     let mut now = 0u64;
     // The simulated servers start from what the store says (their views survive restarts).
     let mut cluster = Cluster::new(0..SERVERS);
-    let (mut m, _) = start(store, &mut cluster, now, &mut events, &mut replies)?;
+    // Created before anything runs, so an existing file is refused before the store is touched.
+    let mut log_file = match &args.log {
+        Some(path) => Some(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .map_err(|e| Failure::Store(format!("--log {path}: {e}")))?,
+        ),
+        None => None,
+    };
+    let (mut m, _, first) = start(store, &mut cluster, now, &mut events, &mut replies)?;
     let records: Vec<(BucketId, BucketRecord)> = (0..)
         .map_while(|b| m.bucket(b).map(|r| (b, r.clone())))
         .collect();
@@ -406,15 +516,33 @@ fn run(args: &Args) -> Result<(Manager<Counted<AnyStore>>, Run, Duration), Failu
             StoreArg::Zk(a) => format!("zk:{a}{}", args.root),
         }
     );
+    let mut log: Log = None;
     if m.overall() != Some(OverallStatus::Rebalancing) {
         let plan = plan_for(&records, &mut rng);
-        let effects = m.handle(now, Input::Register { plan });
+        if let Some(file) = log_file.take() {
+            let header = model_config(args, &records, &plan);
+            log = Some(
+                LogWriter::new(file, header)
+                    .map_err(|e| Failure::Store(format!("writing the log: {e}")))?,
+            );
+            log_start(&mut log, &m, &first)?;
+        }
+        let input = Input::Register { plan };
+        let effects = m.handle(now, input.clone());
+        record(&mut log, &mut m, now, &input, &effects)?;
         cluster.absorb(effects, &mut events, &mut replies);
         match replies.last() {
             Some(Reply::Accepted(_)) => {}
             other => return Err(Failure::Store(format!("register: {other:?}"))),
         }
     } else {
+        if log_file.is_some() {
+            return Err(Failure::Store(
+                "--log needs a new store: this one holds a rebalance in progress, which the \
+                 log's model configuration cannot describe"
+                    .into(),
+            ));
+        }
         eprintln!("cluster: resuming the rebalance in progress");
     }
 
@@ -444,8 +572,10 @@ fn run(args: &Args) -> Result<(Manager<Counted<AnyStore>>, Run, Duration), Failu
             let t = Instant::now();
             let store = open_store(args)?;
             let open_time = t.elapsed();
-            let (restarted, took) = start(store, &mut cluster, now, &mut events, &mut replies)?;
+            let (restarted, took, records) =
+                start(store, &mut cluster, now, &mut events, &mut replies)?;
             m = restarted;
+            log_start(&mut log, &m, &records)?;
             m.store_mut().writes += writes.0;
             m.store_mut().write_time += writes.1;
             stats.recovery.push(open_time + took);
@@ -468,7 +598,8 @@ fn run(args: &Args) -> Result<(Manager<Counted<AnyStore>>, Run, Duration), Failu
         } else {
             break;
         };
-        let effects = m.handle(now, input);
+        let effects = m.handle(now, input.clone());
+        record(&mut log, &mut m, now, &input, &effects)?;
         cluster.absorb(effects, &mut events, &mut replies);
         stats.inputs += 1;
         if stats.inputs.is_multiple_of(10_000) {
@@ -485,6 +616,22 @@ fn run(args: &Args) -> Result<(Manager<Counted<AnyStore>>, Run, Duration), Failu
     m.check_invariants()
         .map_err(|v| Failure::Invariant(format!("{v:?}")))?;
     Ok((m, stats, wall.elapsed()))
+}
+
+/// Writes one input to the log, if there is one, with the store operations it made.
+fn record(
+    log: &mut Log,
+    m: &mut Manager<Host>,
+    now: u64,
+    input: &Input,
+    effects: &[Effect],
+) -> Result<(), Failure> {
+    let ops = m.store_mut().inner.take();
+    if let Some(w) = log {
+        w.input(now, input, effects, ops)
+            .map_err(|e| Failure::Store(format!("writing the log: {e}")))?;
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {

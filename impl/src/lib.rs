@@ -46,6 +46,9 @@ pub mod store;
 // one of `spec/driver-protocol.md`'s, documented there rather than once more here.
 #[allow(missing_docs)]
 pub mod wire;
+// The coordinator log a host writes (`spec/log-format.md`), checked against the model by
+// `rebalance-conformance validate`.
+pub mod log;
 
 // The simulated cluster serves this crate's tests and bench only. It sits behind the `testing`
 // feature, off by default, so it is not part of the library a host links. The crate enables

@@ -1,0 +1,536 @@
+//! Trace validation (spec/log-format.md): does some behaviour of the model explain a running
+//! coordinator's own log?
+//!
+//! The log shows what the coordinator saw and did: each incarnation's start, each input with its
+//! effects and store operations. What it cannot see (a server adopting a request, a leader
+//! proposing an ISR change, a message lost or duplicated, a deposed coordinator's steps) is the
+//! model's *hidden* steps. The validator keeps the set of model states that explain the log so
+//! far (the frontier); for each record it closes the frontier under hidden steps, breadth-first
+//! and bounded, and keeps every state reached by a visible step whose input, effects and store
+//! operations are the record's. An empty frontier means no path of the model explains the record.
+//!
+//! The comparison is the lockstep harness's (`crate::projection`): the same effects projection,
+//! the same store-operation count. The manager's internal state is not in a log, so unlike the
+//! lockstep, states are not compared: a log is explained by what it shows.
+
+pub mod log;
+pub mod record;
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+use rebalance_manager as mgr;
+use rebalance_model::{Action, ActionKind, Message, RebalanceModel, StepOutput, SystemState};
+
+use crate::projection;
+use crate::translate;
+pub use log::{parse, Line, Log, LogError, Record};
+
+/// Bounds of the hidden-step search between two records.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Hidden steps between two records, at most.
+    pub max_hidden: usize,
+    /// States in one record's hidden closure, at most.
+    pub max_states: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_hidden: 6,
+            max_states: 200_000,
+        }
+    }
+}
+
+/// The validator's answer.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Some path of the model explains every record.
+    Valid,
+    /// No path explains `line`.
+    Unexplained(Unexplained),
+    /// No path found for `line`, but the hidden-step search hit a bound, so a longer one may
+    /// exist: the log is neither valid nor shown invalid.
+    Undecided { line: usize, why: String },
+}
+
+/// Where the log and the model part.
+#[derive(Debug)]
+pub struct Unexplained {
+    /// The record's line.
+    pub line: usize,
+    /// What no model step matched, in one sentence.
+    pub summary: String,
+    /// Candidate states the record was tried from (the hidden closure).
+    pub candidates: usize,
+    /// The closest candidate: its step and the keyed diff of its effects against the log's, if
+    /// any candidate enabled a step for this input.
+    pub closest: Option<String>,
+}
+
+/// What a run did, for the report.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub records: usize,
+    /// Model states examined (every hidden closure, summed).
+    pub states: usize,
+    /// The largest frontier after a record.
+    pub max_frontier: usize,
+    /// The lazy search missed, and the full search ran.
+    pub full_search: bool,
+}
+
+fn fingerprint(s: &SystemState) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
+}
+
+/// The model steps a coordinator cannot see, and that a log may need. A message loss is one of
+/// them, but never needed: no rule reads the network except to take the message it handles,
+/// so a path that drops a message explains the log exactly as well with the message left in
+/// flight, never delivered. Leaving losses out is what keeps the hidden closure small.
+fn hidden(kind: ActionKind) -> bool {
+    matches!(
+        kind,
+        ActionKind::DeliverNli
+            | ActionKind::DeliverAdjustIsrResponse
+            | ActionKind::DuplicateMessage
+            | ActionKind::ProposeIsr
+            | ActionKind::ZombieProcessEvent
+            | ActionKind::ZombieDeliverNliResponse
+            | ActionKind::ZombieCancel
+    )
+}
+
+/// Validates `log` against `model`. The model must not collect dead or superseded messages
+/// (spec 9): those reductions merge or drop deliveries a real log shows one by one.
+///
+/// First lazily (hidden steps only when a record needs them, [`explain_record`]); a valid
+/// verdict then stands, since every path found is a path of the model. A lazy miss is checked
+/// again with the full hidden closure kept after every record, whose verdict is returned.
+pub fn validate(model: &RebalanceModel, log: &Log, limits: Limits) -> (Verdict, Stats) {
+    let (verdict, lazy) = search(model, log, limits, true);
+    if matches!(verdict, Verdict::Valid) {
+        return (verdict, lazy);
+    }
+    let (verdict, mut full) = search(model, log, limits, false);
+    full.states += lazy.states;
+    full.full_search = true;
+    (verdict, full)
+}
+
+fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> (Verdict, Stats) {
+    let mut stats = Stats::default();
+    let mut records = log.lines.iter().peekable();
+    let init = model.init_state();
+    // The first incarnation: the model's initial state is a coordinator that has started (R17),
+    // and, without a configured store, also run its Recover, which finds no task.
+    let Some(first) = records.next() else {
+        return (Verdict::Valid, stats);
+    };
+    stats.records += 1;
+    match &first.record {
+        Record::Start {
+            coordinator_epoch,
+            effects,
+            ..
+        } if *coordinator_epoch == u64::from(init.coordinator.ce)
+            && effects == &[mgr::Effect::Enqueue(mgr::Event::Recover)] => {}
+        other => {
+            return (
+                Verdict::Unexplained(Unexplained {
+                    line: first.number,
+                    summary: format!(
+                        "the first record must be the start of coordinator epoch {} with the \
+                         effect `enqueue recover`; found {other:?}",
+                        init.coordinator.ce
+                    ),
+                    candidates: 1,
+                    closest: None,
+                }),
+                stats,
+            )
+        }
+    }
+    if init.coordinator.events.is_empty() {
+        let recover = mgr::Input::Event(mgr::Event::Recover);
+        match records.next() {
+            Some(Line {
+                record:
+                    Record::Input {
+                        input,
+                        effects,
+                        store,
+                        ..
+                    },
+                ..
+            }) if *input == recover && effects.is_empty() && store.failures == 0 => {
+                stats.records += 1
+            }
+            Some(l) => {
+                return (
+                    Verdict::Unexplained(Unexplained {
+                        line: l.number,
+                        summary: "on a store with no task, the second record must be the Recover \
+                                  event, with no effect and no failed store operation"
+                            .into(),
+                        candidates: 1,
+                        closest: None,
+                    }),
+                    stats,
+                )
+            }
+            None => return (Verdict::Valid, stats),
+        }
+    }
+    let tick_ms = model.config.tick_ms();
+    let mut clock = first.record.now_ms();
+    let mut frontier = vec![init];
+    for line in records {
+        stats.records += 1;
+        let now = line.record.now_ms();
+        let is_tick = matches!(
+            &line.record,
+            Record::Input {
+                input: mgr::Input::Tick,
+                ..
+            }
+        );
+        let want = if is_tick { clock + tick_ms } else { clock };
+        if now != want {
+            return (
+                Verdict::Unexplained(Unexplained {
+                    line: line.number,
+                    summary: format!(
+                        "now_ms is {now}, the model's clock {want}: the model's time moves one \
+                         check interval ({tick_ms} ms) at each tick and stands still otherwise"
+                    ),
+                    candidates: frontier.len(),
+                    closest: None,
+                }),
+                stats,
+            );
+        }
+        clock = now;
+        match explain_record(model, &frontier, &line.record, limits, lazy, &mut stats) {
+            Ok(next) => frontier = next,
+            Err(miss) if miss.cut => {
+                return (
+                    Verdict::Undecided {
+                        line: line.number,
+                        why: format!(
+                            "no model path of at most {} hidden steps ({} states) explains it; the \
+                             search was cut by --max-hidden or --max-states",
+                            limits.max_hidden, miss.candidates
+                        ),
+                    },
+                    stats,
+                );
+            }
+            Err(miss) => {
+                let summary = if miss.any_enabled {
+                    "no model step with this input has the record's effects and store operations"
+                        .to_string()
+                } else {
+                    "no state of the model reachable by hidden steps enables this input".to_string()
+                };
+                return (
+                    Verdict::Unexplained(Unexplained {
+                        line: line.number,
+                        summary,
+                        candidates: miss.candidates,
+                        closest: miss.closest,
+                    }),
+                    stats,
+                );
+            }
+        }
+        stats.max_frontier = stats.max_frontier.max(frontier.len());
+    }
+    (Verdict::Valid, stats)
+}
+
+/// Why no state explained a record.
+struct Miss {
+    /// A bound cut the hidden search.
+    cut: bool,
+    /// States the record was tried from.
+    candidates: usize,
+    any_enabled: bool,
+    closest: Option<String>,
+}
+
+/// The states that explain `record` from `frontier`: the hidden closure is searched level by
+/// level (level k: k hidden steps), and each level's states are tried with the record's
+/// candidate steps. With `lazy`, the search stops at the first level with a match: a hidden
+/// step not needed yet stays possible later, since its message stays in flight. That keeps the
+/// frontier small, but is complete only where hidden steps commute with the coordinator's, so a
+/// lazy miss is confirmed by a full search (see [`validate`]).
+fn explain_record(
+    model: &RebalanceModel,
+    frontier: &[SystemState],
+    record: &Record,
+    limits: Limits,
+    lazy: bool,
+    stats: &mut Stats,
+) -> Result<Vec<SystemState>, Miss> {
+    let mut seen: HashMap<u64, ()> = HashMap::new();
+    let mut level: Vec<SystemState> = Vec::new();
+    for s in frontier {
+        if seen.insert(fingerprint(s), ()).is_none() {
+            level.push(s.clone());
+        }
+    }
+    let mut matched: HashMap<u64, SystemState> = HashMap::new();
+    let mut miss = Miss {
+        cut: false,
+        candidates: 0,
+        any_enabled: false,
+        closest: None,
+    };
+    let mut best: Option<usize> = None;
+    let mut depth = 0;
+    loop {
+        for s in &level {
+            stats.states += 1;
+            miss.candidates += 1;
+            for (action, stutter) in candidates(model, s, record) {
+                if stutter {
+                    matched.entry(fingerprint(s)).or_insert_with(|| s.clone());
+                    continue;
+                }
+                let Some((post, out)) = model.step(s, &action) else {
+                    continue;
+                };
+                miss.any_enabled = true;
+                match explains(&action, &out, &post, record) {
+                    Ok(()) => {
+                        matched.entry(fingerprint(&post)).or_insert(post);
+                    }
+                    Err((score, why)) => {
+                        if best.is_none_or(|b| score < b) {
+                            best = Some(score);
+                            miss.closest = Some(why);
+                        }
+                    }
+                }
+            }
+        }
+        if lazy && !matched.is_empty() {
+            break;
+        }
+        let mut next = Vec::new();
+        for s in &level {
+            model.successors(s, |a, n, _| {
+                if hidden(a.kind()) && seen.insert(fingerprint(&n), ()).is_none() {
+                    next.push(n);
+                }
+            });
+        }
+        if next.is_empty() {
+            break;
+        }
+        if depth == limits.max_hidden || seen.len() > limits.max_states {
+            miss.cut = true;
+            break;
+        }
+        level = next;
+        depth += 1;
+    }
+    if matched.is_empty() {
+        return Err(miss);
+    }
+    let mut out: Vec<SystemState> = matched.into_values().collect();
+    // The same states in the same order on every run (a HashMap's order is not).
+    out.sort_by_key(fingerprint);
+    Ok(out)
+}
+
+/// The model actions that could be `record` from `s`, each with whether it is the stutter of a
+/// tick (the model leaves out a Tick that changes nothing, spec 7.3, so such a logged tick is
+/// explained by no step at all).
+fn candidates(model: &RebalanceModel, s: &SystemState, record: &Record) -> Vec<(Action, bool)> {
+    let (input, k) = match record {
+        Record::Start { .. } => return vec![(Action::CrashCoordinator, false)],
+        Record::Input { input, store, .. } => {
+            if store.failures > 1 {
+                return Vec::new(); // the model fails at most one store operation per step
+            }
+            (
+                input,
+                store.failed.map(|k| u8::try_from(k).unwrap_or(u8::MAX)),
+            )
+        }
+    };
+    let one = |a: Action| vec![(a, false)];
+    match input {
+        mgr::Input::Register { plan } => {
+            // The configuration's plan, or the one the log names (a later rebalance, such as a
+            // cleanup after a give-up); either way the model derives the origins from its own
+            // store, so a plan whose origins are not the model's is not explained.
+            let ours = translate::plan(&model.register_plan(s, &model.config.plan));
+            let targets = if *plan == ours {
+                None
+            } else {
+                match logged_targets(plan) {
+                    Some(t) => Some(t),
+                    None => return Vec::new(),
+                }
+            };
+            if let Some(t) = targets {
+                if translate::plan(&model.register_plan(s, t)) != *plan {
+                    return Vec::new();
+                }
+            }
+            one(Action::Register {
+                plan: targets,
+                fail_store_op: k,
+            })
+        }
+        mgr::Input::Cancel => one(Action::Cancel { fail_store_op: k }),
+        mgr::Input::Tick => {
+            let tick = Action::Tick { fail_store_op: k };
+            if k.is_none() && model.step(s, &tick).is_none() {
+                vec![(tick, true)]
+            } else {
+                one(tick)
+            }
+        }
+        mgr::Input::Event(e) => match s.coordinator.events.first() {
+            Some(front) if translate::event(front) == *e => one(Action::ProcessEvent {
+                event: *front,
+                fail_store_op: k,
+            }),
+            _ => Vec::new(),
+        },
+        mgr::Input::NliResponse { .. } | mgr::Input::AdjustIsr { .. } => {
+            let mut out: Vec<(Action, bool)> = Vec::new();
+            for m in s.network.iter() {
+                let a = match m {
+                    Message::NliResponse(r) if translate::nli_response(r) == *input => {
+                        Action::DeliverNliResponse {
+                            msg: *r,
+                            fail_store_op: k,
+                        }
+                    }
+                    Message::AdjustIsr(r) if translate::adjust_isr(r) == *input => {
+                        Action::DeliverAdjustIsr {
+                            msg: *r,
+                            fail_store_op: k,
+                        }
+                    }
+                    _ => continue,
+                };
+                if !out.iter().any(|(b, _)| *b == a) {
+                    out.push((a, false));
+                }
+            }
+            out
+        }
+        mgr::Input::ServerDown(x) => server(*x).map_or_else(Vec::new, |server| {
+            one(Action::CrashServer {
+                server,
+                fail_store_op: k,
+            })
+        }),
+        mgr::Input::ServerUp(x) => server(*x).map_or_else(Vec::new, |server| {
+            one(Action::RestartServer {
+                server,
+                fail_store_op: k,
+            })
+        }),
+        mgr::Input::BucketDeleted(b) => match u8::try_from(*b) {
+            Ok(bucket) => one(Action::DeleteBucket {
+                bucket,
+                fail_store_op: k,
+            }),
+            Err(_) => Vec::new(),
+        },
+    }
+}
+
+/// A logged plan's targets as a register step carries them (interned by the model's trace
+/// loader, so that the action stays `Copy`).
+fn logged_targets(plan: &mgr::Plan) -> Option<&'static [rebalance_model::PlanTarget]> {
+    let targets: Vec<serde_json::Value> = plan
+        .buckets
+        .iter()
+        .map(|(b, e)| serde_json::json!({"bucket": b, "target": e.trs}))
+        .collect();
+    let step = serde_json::json!({"kind": "register", "plan": targets});
+    match serde_json::from_value::<Action>(step) {
+        Ok(Action::Register { plan, .. }) => plan,
+        _ => None,
+    }
+}
+
+fn server(x: mgr::ServerId) -> Option<rebalance_model::ServerId> {
+    rebalance_model::ServerId::try_from(x).ok()
+}
+
+/// Whether the model's step `action` (output `out`, state `post`) is the record: the same
+/// effects (as the lockstep compares them), the same number of store operations where the
+/// action can fail the store, and for a start the same epoch and live servers. Otherwise a
+/// score (differing lines; lower is closer) and the report of the difference.
+fn explains(
+    action: &Action,
+    out: &StepOutput,
+    post: &SystemState,
+    record: &Record,
+) -> Result<(), (usize, String)> {
+    let step = rebalance_model::describe::action(action);
+    let (effects, ops) = match record {
+        Record::Start {
+            coordinator_epoch,
+            live,
+            effects,
+            ..
+        } => {
+            let model_live: Vec<u32> = post.coordinator.live.iter().map(u32::from).collect();
+            if *coordinator_epoch != u64::from(post.coordinator.ce) || *live != model_live {
+                return Err((
+                    1,
+                    format!(
+                        "{step}: the model's new incarnation has coordinator epoch {} and live \
+                         servers {model_live:?}; the log's has {coordinator_epoch} and {live:?}",
+                        post.coordinator.ce
+                    ),
+                ));
+            }
+            (effects, None)
+        }
+        Record::Input { effects, store, .. } => (effects, Some(store.ops)),
+    };
+    let differs = projection::with_effects(|p| {
+        projection::model::effects(action, out, &mut p.model);
+        projection::manager::effects(action, effects, &mut p.manager);
+        (p.model != p.manager).then(|| (p.model.render(), p.manager.render()))
+    });
+    if let Some((ours, theirs)) = differs {
+        let lines = crate::diff::side_by_side(&ours, &theirs);
+        let score = lines.iter().filter(|l| l.model != l.manager).count();
+        return Err((
+            score,
+            format!(
+                "{step}: effects differ, first at `{}` (model | log)\n{}",
+                projection::first_differing_key(&ours, &theirs),
+                crate::diff::render(&lines)
+            ),
+        ));
+    }
+    if let Some(ops) = ops {
+        if action.can_fail_store() && ops != u64::from(out.store_ops) {
+            return Err((
+                1,
+                format!(
+                    "{step}: the model made {} store operations, the log {ops}",
+                    out.store_ops
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

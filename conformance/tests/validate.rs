@@ -1,0 +1,325 @@
+//! Trace validation (spec/log-format.md): the log the manager writes along a model path is
+//! explained by the model; the same log spoiled in one record is rejected at that record.
+
+use rebalance_conformance::validate::{self, record, Limits, Verdict};
+use rebalance_model::{Action, BugSet, Config, RebalanceModel, Trace};
+use serde_json::Value;
+
+/// The model a log is validated against: the configuration without the search reductions,
+/// which merge deliveries a log shows one by one (as `validate` does).
+fn unreduced(mut c: Config) -> RebalanceModel {
+    c.collect_dead_messages = false;
+    c.collect_superseded_nli = false;
+    c.max_network = None;
+    RebalanceModel::new(c, BugSet::none())
+}
+
+fn traces() -> Vec<(String, Trace)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/traces");
+    let mut out: Vec<(String, Trace)> = std::fs::read_dir(dir)
+        .expect("conformance/traces")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            let t = Trace::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            (p.file_name().unwrap().to_string_lossy().into_owned(), t)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+fn log_of(model: &RebalanceModel, steps: &[Action]) -> String {
+    record::log_of(model, steps).expect("the manager follows the trace")
+}
+
+fn verdict(model: &RebalanceModel, text: &str) -> Verdict {
+    let log = validate::parse(text).expect("a well-formed log");
+    validate::validate(model, &log, Limits::default()).0
+}
+
+/// The line no path explains, or a panic naming what came back instead.
+fn rejected_at(model: &RebalanceModel, text: &str) -> usize {
+    match verdict(model, text) {
+        Verdict::Unexplained(u) => u.line,
+        other => panic!("expected a rejection, got {other:?}\n{text}"),
+    }
+}
+
+#[test]
+fn the_managers_log_along_every_kept_trace_is_valid() {
+    let mut checked = 0;
+    for (name, trace) in traces() {
+        if !trace.bugs.is_empty() {
+            continue; // a trace of a bug switch diverges from the manager on purpose
+        }
+        let model = unreduced(trace.config.clone());
+        let text = log_of(&model, &trace.steps);
+        match verdict(&model, &text) {
+            Verdict::Valid => checked += 1,
+            other => panic!("{name}: {other:#?}\n{text}"),
+        }
+    }
+    assert!(checked >= 10, "only {checked} traces validated");
+}
+
+/// A log with several kinds of record: a coordinator crash, a store failure, responses.
+fn sample() -> (RebalanceModel, String, Vec<Value>) {
+    let (_, trace) = traces()
+        .into_iter()
+        .find(|(n, _)| n == "timeout-then-late-completion.json")
+        .expect("kept trace");
+    let model = unreduced(trace.config.clone());
+    let text = log_of(&model, &trace.steps);
+    let lines = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    (model, text, lines)
+}
+
+/// A run without faults or time: at each step the first enabled step among the client's
+/// register, events and deliveries, until none is left (at most 300 steps).
+fn fault_free_run(model: &RebalanceModel) -> Vec<Action> {
+    use rebalance_model::ActionKind as K;
+    let wanted = [
+        K::Register,
+        K::ProcessEvent,
+        K::DeliverNliResponse,
+        K::DeliverAdjustIsr,
+        K::DeliverAdjustIsrResponse,
+        K::ProposeIsr,
+        K::DeliverNli,
+    ];
+    let mut s = model.init_state();
+    let mut steps = Vec::new();
+    while steps.len() < 300 {
+        let mut next = None;
+        model.successors(&s, |a, post, _| {
+            let rank = wanted.iter().position(|k| *k == a.kind());
+            let better = match (&next, rank) {
+                (_, None) => false,
+                (None, Some(_)) => true,
+                (Some((r, _, _)), Some(q)) => q < *r,
+            };
+            if better && a.fail_store_op().is_none() {
+                next = Some((rank.unwrap(), a, post));
+            }
+        });
+        let Some((_, a, post)) = next else { break };
+        steps.push(a);
+        s = post;
+    }
+    steps
+}
+
+fn join(lines: &[Value]) -> String {
+    lines.iter().map(|v| format!("{v}\n")).collect()
+}
+
+/// The 1-based line of the first record satisfying `want`.
+fn first(lines: &[Value], want: impl Fn(&Value) -> bool) -> usize {
+    lines.iter().position(want).expect("such a record") + 1
+}
+
+fn has_effect(v: &Value, kind: &str) -> bool {
+    v["effects"]
+        .as_array()
+        .is_some_and(|e| e.iter().any(|x| x["type"] == kind))
+}
+
+#[test]
+fn a_dropped_effect_is_rejected_at_its_record() {
+    let (model, _, mut lines) = sample();
+    let at = first(&lines, |v| {
+        v["type"] == "input" && has_effect(v, "send_nli")
+    });
+    let effects = lines[at - 1]["effects"].as_array_mut().unwrap();
+    let i = effects
+        .iter()
+        .position(|e| e["type"] == "send_nli")
+        .unwrap();
+    effects.remove(i);
+    assert_eq!(rejected_at(&model, &join(&lines)), at);
+}
+
+#[test]
+fn a_changed_epoch_is_rejected_at_its_record() {
+    let (model, _, mut lines) = sample();
+    let at = first(&lines, |v| {
+        v["type"] == "input" && has_effect(v, "send_nli")
+    });
+    let effects = lines[at - 1]["effects"].as_array_mut().unwrap();
+    let nli = effects
+        .iter_mut()
+        .find(|e| e["type"] == "send_nli")
+        .unwrap();
+    let epoch = nli["leader_epoch"].as_u64().unwrap();
+    nli["leader_epoch"] = Value::from(epoch + 1);
+    assert_eq!(rejected_at(&model, &join(&lines)), at);
+}
+
+#[test]
+fn a_changed_request_context_is_rejected_at_its_record() {
+    let (model, _, mut lines) = sample();
+    let at = first(&lines, |v| v["input"]["type"] == "nli_response");
+    let ctx = &mut lines[at - 1]["input"]["context"];
+    let epoch = ctx["bucket_epoch"].as_u64().unwrap();
+    ctx["bucket_epoch"] = Value::from(epoch + 7);
+    assert_eq!(rejected_at(&model, &join(&lines)), at);
+}
+
+#[test]
+fn a_completion_without_its_acknowledgement_is_rejected() {
+    // In every kept trace and a fault-free run of three multi-bucket presets, each response
+    // that made the manager write (a completion, a phase) and is followed by another record:
+    // without it, that next record is not explained.
+    let mut checked = 0;
+    let mut paths: Vec<(String, RebalanceModel, Vec<Action>)> = traces()
+        .into_iter()
+        .filter(|(_, t)| t.bugs.is_empty())
+        .map(|(n, t)| (n, unreduced(t.config.clone()), t.steps))
+        .collect();
+    // One-replica moves only: with several replicas another one's acknowledgement can do the
+    // same work with the same effects, and a log without the first is then rightly explained.
+    for preset in ["ci-two-buckets", "ci-tracked2", "ci-inflight2"] {
+        let model = unreduced(rebalance_model::preset(preset).unwrap());
+        let steps = fault_free_run(&model);
+        paths.push((preset.to_string(), model, steps));
+    }
+    for (name, model, steps) in paths {
+        let lines: Vec<Value> = log_of(&model, &steps)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect();
+        for at in 1..lines.len() {
+            let v = &lines[at - 1];
+            let acts = v["input"]["type"] == "nli_response" && v["store"]["ops"].as_u64() > Some(0);
+            if !acts || at == lines.len() {
+                continue;
+            }
+            let mut spoiled = lines.clone();
+            spoiled.remove(at - 1);
+            let line = rejected_at(&model, &join(&spoiled));
+            assert_eq!(line, at, "{name}: the acknowledgement at line {at} removed");
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "no acknowledgement followed by another record");
+}
+
+#[test]
+fn two_swapped_records_are_rejected() {
+    let (model, _, mut lines) = sample();
+    // A response and the record before it, at the same time: the response then answers a
+    // request not yet sent.
+    let at = first(&lines, |v| v["input"]["type"] == "nli_response");
+    assert_eq!(lines[at - 1]["now_ms"], lines[at - 2]["now_ms"]);
+    lines.swap(at - 2, at - 1);
+    assert_eq!(rejected_at(&model, &join(&lines)), at - 1);
+}
+
+#[test]
+fn a_store_write_missing_or_failed_in_the_log_is_rejected() {
+    let (model, _, lines) = sample();
+    let at = first(&lines, |v| v["input"]["type"] == "register");
+    assert!(lines[at - 1]["store"]["ops"].as_u64() > Some(0));
+    let mut fewer = lines.clone();
+    let ops = fewer[at - 1]["store"]["ops"].as_u64().unwrap();
+    fewer[at - 1]["store"]["ops"] = Value::from(ops - 1);
+    assert_eq!(rejected_at(&model, &join(&fewer)), at, "a missing write");
+    let mut failed = lines.clone();
+    failed[at - 1]["store"]["failed"] = Value::from(1);
+    failed[at - 1]["store"]["failures"] = Value::from(1);
+    assert_eq!(
+        rejected_at(&model, &join(&failed)),
+        at,
+        "a write reported failed"
+    );
+}
+
+#[test]
+fn a_clock_that_jumps_is_rejected() {
+    let (model, _, mut lines) = sample();
+    let at = first(&lines, |v| v["input"]["type"] == "tick");
+    let now = lines[at - 1]["now_ms"].as_u64().unwrap();
+    lines[at - 1]["now_ms"] = Value::from(now + 1);
+    assert_eq!(rejected_at(&model, &join(&lines)), at);
+}
+
+#[test]
+fn a_torn_last_line_is_ignored_and_the_rest_validated() {
+    let (model, text, _) = sample();
+    let torn = format!("{text}{{\"type\":\"input\",\"now");
+    let log = validate::parse(&torn).expect("a torn last line is not an error");
+    assert_eq!(log.torn, Some(text.lines().count() + 1));
+    assert!(matches!(
+        validate::validate(&model, &log, Limits::default()).0,
+        Verdict::Valid
+    ));
+}
+
+/// The `cluster` example, built beside this test (cargo builds a workspace's examples with its
+/// tests).
+fn cluster_binary() -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("test binary");
+    let dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>");
+    let bin = dir.join("examples").join("cluster");
+    assert!(
+        bin.exists(),
+        "{} not built: run the tests with `cargo test --workspace` or nextest, which build examples",
+        bin.display()
+    );
+    bin
+}
+
+/// Runs `cluster` with `args` and `--log`, and validates the log it wrote.
+fn cluster_log_is_valid(store: &str, extra: &[&str]) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = dir.path().join("coordinator.log");
+    let mut cmd = std::process::Command::new(cluster_binary());
+    cmd.args(["--buckets", "12", "--store", store, "--log"])
+        .arg(&log)
+        .args(extra);
+    let out = cmd.output().expect("cluster runs");
+    assert!(
+        out.status.success(),
+        "cluster failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&log).expect("the log");
+    let log = validate::parse(&text).expect("a well-formed log");
+    assert_eq!(log.torn, None);
+    let header = log
+        .model
+        .clone()
+        .expect("12 buckets: the header has the model");
+    let mut config = Config::from_json_str(&header.to_string()).expect("a model configuration");
+    config.collect_dead_messages = false;
+    let model = RebalanceModel::new(config, BugSet::none());
+    let (verdict, stats) = validate::validate(&model, &log, Limits::default());
+    assert!(matches!(verdict, Verdict::Valid), "{verdict:#?}");
+    // A run of twelve buckets, each moved, led or left, is more than a start and a register.
+    assert!(stats.records > 40, "only {} records", stats.records);
+}
+
+#[test]
+fn a_cluster_run_on_a_file_store_with_a_coordinator_crash_is_valid() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = format!("file:{}", dir.path().join("store").display());
+    cluster_log_is_valid(&store, &["--crash-coordinator-at", "30", "--seed", "11"]);
+}
+
+#[test]
+fn a_cluster_run_on_zookeeper_with_a_coordinator_crash_is_valid() {
+    let addr = std::env::var("ZK_ADDR")
+        .expect("ZK_ADDR unset: run the tests through scripts/with-zookeeper.sh (README)");
+    let root = format!("/validate-{}", std::process::id());
+    cluster_log_is_valid(
+        &format!("zk:{addr}"),
+        &["--root", &root, "--crash-coordinator-at", "45"],
+    );
+}
