@@ -118,6 +118,16 @@ pub fn adjust_isr(m: &model::AdjustIsr) -> mgr::Input {
 
 /// The store the manager starts on: the model's initial store, at coordinator epoch `ce - 1` so
 /// that the manager's election (R17) lands on the model's `ce`.
+pub fn lai(l: &model::LeaderAndIsr) -> mgr::LeaderAndIsr {
+    mgr::LeaderAndIsr {
+        leader: l.leader.map(mgr::ServerId::from),
+        leader_epoch: mgr::Epoch::from(l.leader_epoch),
+        isr: server_set(l.isr),
+        bucket_epoch: mgr::Epoch::from(l.bucket_epoch),
+        coordinator_epoch: mgr::Epoch::from(l.coordinator_epoch),
+    }
+}
+
 pub fn initial_store(s: &model::SystemState) -> mgr::MemStore {
     let mut state = mgr::PersistedState {
         coordinator_epoch: mgr::Epoch::from(s.store.coordinator_epoch.saturating_sub(1)),
@@ -136,13 +146,7 @@ pub fn initial_store(s: &model::SystemState) -> mgr::MemStore {
             b as mgr::BucketId,
             mgr::BucketRecord {
                 assignment: servers(&meta.assignment[b]),
-                lai: mgr::LeaderAndIsr {
-                    leader: lai.leader.map(mgr::ServerId::from),
-                    leader_epoch: mgr::Epoch::from(lai.leader_epoch),
-                    isr: server_set(lai.isr),
-                    bucket_epoch: mgr::Epoch::from(lai.bucket_epoch),
-                    coordinator_epoch: mgr::Epoch::from(lai.coordinator_epoch),
-                },
+                lai: self::lai(lai),
             },
         );
         if meta.deleted[b] {

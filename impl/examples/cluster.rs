@@ -611,6 +611,10 @@ fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
             last_progress = Instant::now();
         }
     }
+    if let Some(w) = &mut log {
+        w.end(now)
+            .map_err(|e| Failure::Store(format!("writing the log: {e}")))?;
+    }
     progress(&m, total, stats.inputs);
     eprintln!();
     m.check_invariants()

@@ -91,6 +91,15 @@ impl<W: Write> LogWriter<W> {
         self.line(&v)
     }
 
+    /// The host stopped with nothing in flight and nothing queued, its coordinator idle (no
+    /// rebalance in progress, nothing timed). The validator then requires a model state in which
+    /// the coordinator has nothing left to do: a log that stops while the model would still
+    /// retry or wait is not explained. A host that stops for another reason (a crash, a kill)
+    /// writes no end record.
+    pub fn end(&mut self, now_ms: u64) -> io::Result<()> {
+        self.line(&json!({"type": "end", "now_ms": now_ms}))
+    }
+
     fn line(&mut self, v: &Value) -> io::Result<()> {
         serde_json::to_writer(&mut self.out, v).map_err(io::Error::other)?;
         self.out.write_all(b"\n")?;

@@ -26,12 +26,16 @@ pub enum Record {
         effects: Vec<mgr::Effect>,
         store: StoreOps,
     },
+    /// The host stopped, its coordinator idle; the last record.
+    End { now_ms: u64 },
 }
 
 impl Record {
     pub fn now_ms(&self) -> u64 {
         match self {
-            Record::Start { now_ms, .. } | Record::Input { now_ms, .. } => *now_ms,
+            Record::Start { now_ms, .. }
+            | Record::Input { now_ms, .. }
+            | Record::End { now_ms } => *now_ms,
         }
     }
 }
@@ -94,6 +98,16 @@ pub fn parse(text: &str) -> Result<Log, LogError> {
                 message: "empty line".into(),
             });
         }
+        if let Some(Line {
+            record: Record::End { .. },
+            number: end,
+        }) = log.lines.last()
+        {
+            return Err(LogError {
+                line: number,
+                message: format!("a record after the end record of line {end}"),
+            });
+        }
         match record(text) {
             Ok(record) => log.lines.push(Line { number, record }),
             Err(WireError::NotJson(_)) if !complete && number == lines.len() => {
@@ -131,7 +145,13 @@ fn record(text: &str) -> Result<Record, WireError> {
     let m = v
         .as_object()
         .ok_or_else(|| decode::type_error(&root, "an object", &v))?;
-    match tag(m, "type", &root, &["start", "input"])? {
+    match tag(m, "type", &root, &["start", "input", "end"])? {
+        "end" => {
+            let m = object(&v, &root, &["type", "now_ms"])?;
+            Ok(Record::End {
+                now_ms: get(m, "now_ms", &root)?,
+            })
+        }
         "start" => {
             let m = object(
                 &v,

@@ -14,6 +14,7 @@
 //! lockstep, states are not compared: a log is explained by what it shows.
 
 pub mod log;
+pub mod model_log;
 pub mod record;
 
 use std::collections::HashMap;
@@ -215,6 +216,28 @@ fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> (Ver
             );
         }
         clock = now;
+        if let Record::End { .. } = line.record {
+            // The host stopped idle: some state must have nothing left for the coordinator to
+            // do (no queued event, no tick that would change anything).
+            let idle = frontier
+                .iter()
+                .any(|s| s.coordinator.events.is_empty() && model.step(s, &Action::TICK).is_none());
+            if !idle {
+                return (
+                    Verdict::Unexplained(Unexplained {
+                        line: line.number,
+                        summary: "the host stopped with its coordinator idle, but in every model \
+                                  state that explains the log the coordinator still has work (an \
+                                  event queued, or a tick that would act: a retry, a timeout)"
+                            .into(),
+                        candidates: frontier.len(),
+                        closest: None,
+                    }),
+                    stats,
+                );
+            }
+            continue;
+        }
         match explain_record(model, &frontier, &line.record, limits, lazy, &mut stats) {
             Ok(next) => frontier = next,
             Err(miss) if miss.cut => {
@@ -355,6 +378,7 @@ fn explain_record(
 fn candidates(model: &RebalanceModel, s: &SystemState, record: &Record) -> Vec<(Action, bool)> {
     let (input, k) = match record {
         Record::Start { .. } => return vec![(Action::CrashCoordinator, false)],
+        Record::End { .. } => return Vec::new(),
         Record::Input { input, store, .. } => {
             if store.failures > 1 {
                 return Vec::new(); // the model fails at most one store operation per step
@@ -503,6 +527,7 @@ fn explains(
             (effects, None)
         }
         Record::Input { effects, store, .. } => (effects, Some(store.ops)),
+        Record::End { .. } => return Err((usize::MAX, "the end record is no step".into())),
     };
     let differs = projection::with_effects(|p| {
         projection::model::effects(action, out, &mut p.model);
