@@ -15,8 +15,9 @@ with every property holding. Prints one summary line per configuration:
   CONFIG  check: STATES states, SECONDS s, PEAK KB (holds | VIOLATED | timed out)
           conformance: EDGES edges agree (SECONDS s) | DIVERGENCE | skipped
 
-Then regenerates every shipped suite under conformance/suite/ and diffs it, and compares the
-verdicts with and without the superseded-request reduction on every preset that sets it.
+Then regenerates every shipped suite under conformance/suite/ and diffs it, validates the logs of
+50 seeded `cluster` runs (and 20 on ZooKeeper when ZK_ADDR is set), and compares the verdicts
+with and without the superseded-request reduction on every preset that sets it.
 
 Exit code: 0 when every finished check holds, every walk agrees, the suites regenerate unchanged
 and the verdicts agree; 1 otherwise. A check that
@@ -108,6 +109,19 @@ if git diff --quiet -- conformance/suite; then
 else
     echo "suites: REGENERATED DIFFERENTLY (git diff -- conformance/suite)"
     status=1
+fi
+
+# Real runs of the cluster example validated against the model (spec/log-format.md): file store,
+# and ZooKeeper when run under scripts/with-zookeeper.sh.
+if scripts/validate-cluster-runs.sh --seeds 50 | tail -1; then :; else
+    echo "cluster logs: SOME LOG NOT VALID (scripts/validate-cluster-runs.sh --seeds 50)"
+    status=1
+fi
+if [ -n "${ZK_ADDR:-}" ]; then
+    if scripts/validate-cluster-runs.sh --seeds 20 --zk | tail -1; then :; else
+        echo "cluster logs on ZooKeeper: SOME LOG NOT VALID"
+        status=1
+    fi
 fi
 
 # The superseded-request reduction changes no verdict on any preset that uses it.

@@ -281,7 +281,14 @@ fn cluster_log_is_valid(store: &str, extra: &[&str]) {
     let dir = tempfile::tempdir().expect("temp dir");
     let log = dir.path().join("coordinator.log");
     let mut cmd = std::process::Command::new(cluster_binary());
-    cmd.args(["--buckets", "12", "--store", store, "--log"])
+    cmd.args(["--buckets", "12", "--store", store])
+        .args([
+            "--loss-per-million",
+            "50000",
+            "--slow-per-million",
+            "300000",
+            "--log",
+        ])
         .arg(&log)
         .args(extra);
     let out = cmd.output().expect("cluster runs");

@@ -38,7 +38,7 @@ cluster: run a bucket rebalance through the rebalance manager against a simulate
 USAGE:
     cargo run --release -p rebalance-manager --example cluster -- \\
         --buckets N --store file:DIR|zk:HOST:PORT [--seed S] [--crash-coordinator-at T] [--root PATH]
-        [--log FILE]
+        [--log FILE] [--loss-per-million N] [--slow-per-million N]
 
 OPTIONS:
     --buckets N                 buckets in the cluster (8 servers, replication factor 3)
@@ -52,6 +52,9 @@ OPTIONS:
                                 not exist, for `rebalance-conformance validate FILE`; needs a new
                                 store, and with at most 16 buckets the header carries the model
                                 configuration of this cluster
+    --loss-per-million N        messages lost per million (default 500); the validator
+                                sees every loss only as a delivery that never came
+    --slow-per-million N        buckets with slow followers per million (default 10000)
     -h, --help                  this text
 
 The plan is 70% moves, 20% leader-only changes and 10% no-ops; 1% of the buckets have slow
@@ -74,6 +77,8 @@ struct Args {
     seed: u64,
     crash_at: Option<u64>,
     log: Option<String>,
+    loss_per_million: u64,
+    slow_per_million: u64,
 }
 
 enum StoreArg {
@@ -88,6 +93,8 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
     let mut seed = 0x5EED_F1A5u64;
     let mut crash_at = None;
     let mut log = None;
+    let mut loss_per_million = LOSS_PER_MILLION;
+    let mut slow_per_million = SLOW_PER_MILLION;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| {
@@ -123,6 +130,19 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
             }
             "--root" => root = value("--root")?,
             "--log" => log = Some(value("--log")?),
+            "--loss-per-million" | "--slow-per-million" => {
+                let v = value(a)?;
+                let n: u64 = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n <= 1_000_000)
+                    .ok_or_else(|| format!("{a} {v}: expected 0 to 1000000"))?;
+                if a == "--loss-per-million" {
+                    loss_per_million = n;
+                } else {
+                    slow_per_million = n;
+                }
+            }
             "--seed" => {
                 let v = value("--seed")?;
                 let parsed = match v.strip_prefix("0x") {
@@ -148,6 +168,8 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         seed,
         crash_at,
         log,
+        loss_per_million,
+        slow_per_million,
     }))
 }
 
@@ -503,7 +525,7 @@ fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
         .collect();
     for (b, r) in &records {
         cluster.init_bucket(*b, r);
-        if rng.chance(SLOW_PER_MILLION) {
+        if rng.chance(args.slow_per_million) {
             cluster.slow_for.insert(*b, SLOW_FOR_MS);
         }
     }
@@ -581,7 +603,7 @@ fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
             stats.recovery.push(open_time + took);
         }
         let input = if !cluster.net.is_empty() {
-            if rng.chance(LOSS_PER_MILLION) {
+            if rng.chance(args.loss_per_million) {
                 cluster.drop_msg(0);
                 continue;
             }

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Runs the `cluster` example with several seeds, each with a coordinator crash at a seeded
+# point, writes each run's coordinator log and validates it against the model
+# (spec/log-format.md). Part of scripts/scheduled-checks.sh; CI validates two runs
+# (conformance/tests/validate.rs).
+set -euo pipefail
+
+usage() {
+    cat <<'TEXT'
+usage: scripts/validate-cluster-runs.sh [--seeds N] [--buckets B] [--zk]
+
+Runs `cluster --buckets B --seed S --crash-coordinator-at T --log FILE` for S = 1..N (default
+N = 20, B = 16, the model's largest; T = 5 + 4 S), with 5% of the messages lost and 30% of the
+buckets with slow followers, on a fresh file store, or with --zk on the
+ZooKeeper server at $ZK_ADDR (run under scripts/with-zookeeper.sh), and validates each log with
+`rebalance-conformance validate`. Prints one line per run and a summary with the total records
+and the validation time.
+
+Exit code: 0 when every log is valid; 1 when some run failed or some log is not; 2 on bad usage.
+TEXT
+}
+
+seeds=20
+buckets=16
+zk=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -h | --help) usage; exit 0 ;;
+    --seeds)
+        seeds="${2:-}"
+        [[ "$seeds" =~ ^[1-9][0-9]*$ ]] || { echo "error: --seeds takes a positive number" >&2; exit 2; }
+        shift 2 ;;
+    --buckets)
+        buckets="${2:-}"
+        [[ "$buckets" =~ ^[1-9][0-9]*$ ]] && [ "$buckets" -le 16 ] ||
+            { echo "error: --buckets takes 1 to 16 (the model's limit)" >&2; exit 2; }
+        shift 2 ;;
+    --zk) zk=1; shift ;;
+    *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+if [ $zk -eq 1 ] && [ -z "${ZK_ADDR:-}" ]; then
+    echo "error: --zk needs ZK_ADDR: run under scripts/with-zookeeper.sh" >&2
+    exit 2
+fi
+
+cd "$(dirname "$0")/.."
+echo "building (release) ..." >&2
+cargo build --release -q -p rebalance-conformance
+cargo build --release -q -p rebalance-manager --example cluster
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0
+records=0
+start=$(date +%s.%N)
+for s in $(seq 1 "$seeds"); do
+    crash=$((5 + 4 * s))
+    if [ $zk -eq 1 ]; then
+        store=(--store "zk:$ZK_ADDR" --root "/validate-runs-$$-$s")
+    else
+        store=(--store "file:$work/store-$s")
+    fi
+    log="$work/run-$s.log"
+    if ! target/release/examples/cluster --buckets "$buckets" --seed "$s" \
+        --loss-per-million 50000 --slow-per-million 300000 \
+        --crash-coordinator-at "$crash" "${store[@]}" --log "$log" >/dev/null 2>"$work/err"; then
+        echo "seed $s: cluster FAILED: $(tail -1 "$work/err")"
+        status=1
+        continue
+    fi
+    set +e
+    out=$(target/release/rebalance-conformance validate "$log")
+    rc=$?
+    set -e
+    echo "seed $s (crash after $crash inputs): $out"
+    [ $rc -eq 0 ] || status=1
+    records=$((records + $(wc -l <"$log") - 1))
+done
+end=$(date +%s.%N)
+echo "cluster runs: $seeds seeds, $records records in all, $(echo "$end - $start" | bc) s with the runs"
+exit $status
