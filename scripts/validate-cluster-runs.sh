@@ -12,7 +12,8 @@ usage: scripts/validate-cluster-runs.sh [--seeds N] [--buckets B] [--zk]
 Runs `cluster --buckets B --seed S --crash-coordinator-at T --log FILE` for S = 1..N (default
 N = 20, B = 16, the model's largest; T = 5 + 4 S), with 5% of the messages lost and 30% of the
 buckets with slow followers, on a fresh file store, or with --zk on the
-ZooKeeper server at $ZK_ADDR (run under scripts/with-zookeeper.sh), and validates each log with
+ZooKeeper server at $ZK_ADDR (run under scripts/with-zookeeper.sh), killed after T + 5
+inputs and started again once three store operations failed, and validates each log with
 `rebalance-conformance validate`. Prints one line per run and a summary with the total records
 and the validation time.
 
@@ -56,7 +57,7 @@ start=$(date +%s.%N)
 for s in $(seq 1 "$seeds"); do
     crash=$((5 + 4 * s))
     if [ $zk -eq 1 ]; then
-        store=(--store "zk:$ZK_ADDR" --root "/validate-runs-$$-$s")
+        store=(--store "zk:$ZK_ADDR" --root "/validate-runs-$$-$s" --zk-outage-at $((crash + 5)))
     else
         store=(--store "file:$work/store-$s")
     fi

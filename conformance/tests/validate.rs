@@ -276,8 +276,9 @@ fn cluster_binary() -> std::path::PathBuf {
     bin
 }
 
-/// Runs `cluster` with `args` and `--log`, and validates the log it wrote.
-fn cluster_log_is_valid(store: &str, extra: &[&str]) {
+/// Runs `cluster` with `args` and `--log`, and validates the log it wrote, which must show at
+/// least `store_failures` failed store operations.
+fn cluster_log_is_valid(store: &str, extra: &[&str], store_failures: usize) {
     let dir = tempfile::tempdir().expect("temp dir");
     let log = dir.path().join("coordinator.log");
     let mut cmd = std::process::Command::new(cluster_binary());
@@ -311,23 +312,45 @@ fn cluster_log_is_valid(store: &str, extra: &[&str]) {
     assert!(matches!(verdict, Verdict::Valid), "{verdict:#?}");
     // A run of twelve buckets, each moved, led or left, is more than a start and a register.
     assert!(stats.records > 40, "only {} records", stats.records);
+    let failed = log
+        .lines
+        .iter()
+        .filter(
+            |l| matches!(&l.record, validate::Record::Input { store, .. } if store.failures > 0),
+        )
+        .count();
+    assert!(
+        failed >= store_failures,
+        "{failed} failed store operations in the log"
+    );
 }
 
 #[test]
 fn a_cluster_run_on_a_file_store_with_a_coordinator_crash_is_valid() {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = format!("file:{}", dir.path().join("store").display());
-    cluster_log_is_valid(&store, &["--crash-coordinator-at", "30", "--seed", "11"]);
+    cluster_log_is_valid(&store, &["--crash-coordinator-at", "30", "--seed", "11"], 0);
 }
 
+/// The ZooKeeper server is killed after 25 inputs and started again once three store operations
+/// have failed; the coordinator crashes after 60. (In the `zookeeper` test group of
+/// .config/nextest.toml, so no other test uses the server meanwhile.)
 #[test]
-fn a_cluster_run_on_zookeeper_with_a_coordinator_crash_is_valid() {
+fn a_cluster_run_on_zookeeper_with_an_outage_and_a_coordinator_crash_is_valid() {
     let addr = std::env::var("ZK_ADDR")
         .expect("ZK_ADDR unset: run the tests through scripts/with-zookeeper.sh (README)");
     let root = format!("/validate-{}", std::process::id());
     cluster_log_is_valid(
         &format!("zk:{addr}"),
-        &["--root", &root, "--crash-coordinator-at", "45"],
+        &[
+            "--root",
+            &root,
+            "--zk-outage-at",
+            "25",
+            "--crash-coordinator-at",
+            "60",
+        ],
+        3,
     );
 }
 

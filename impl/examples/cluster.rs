@@ -38,7 +38,7 @@ cluster: run a bucket rebalance through the rebalance manager against a simulate
 USAGE:
     cargo run --release -p rebalance-manager --example cluster -- \\
         --buckets N --store file:DIR|zk:HOST:PORT [--seed S] [--crash-coordinator-at T] [--root PATH]
-        [--log FILE] [--loss-per-million N] [--slow-per-million N]
+        [--log FILE] [--loss-per-million N] [--slow-per-million N] [--zk-outage-at T]
 
 OPTIONS:
     --buckets N                 buckets in the cluster (8 servers, replication factor 3)
@@ -55,6 +55,10 @@ OPTIONS:
     --loss-per-million N        messages lost per million (default 500); the validator
                                 sees every loss only as a delivery that never came
     --slow-per-million N        buckets with slow followers per million (default 10000)
+    --zk-outage-at T            after T inputs, kill the ZooKeeper server ($ZK_SCRIPT --stop-server
+                                --kill), go on until three store operations have failed (at most
+                                30 inputs), and start it again ($ZK_SCRIPT --start-server); needs
+                                --store zk: under scripts/with-zookeeper.sh, which sets ZK_SCRIPT
     -h, --help                  this text
 
 The plan is 70% moves, 20% leader-only changes and 10% no-ops; 1% of the buckets have slow
@@ -77,6 +81,7 @@ struct Args {
     seed: u64,
     crash_at: Option<u64>,
     log: Option<String>,
+    zk_outage_at: Option<u64>,
     loss_per_million: u64,
     slow_per_million: u64,
 }
@@ -93,6 +98,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
     let mut seed = 0x5EED_F1A5u64;
     let mut crash_at = None;
     let mut log = None;
+    let mut zk_outage_at = None;
     let mut loss_per_million = LOSS_PER_MILLION;
     let mut slow_per_million = SLOW_PER_MILLION;
     let mut it = args.iter();
@@ -130,6 +136,13 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
             }
             "--root" => root = value("--root")?,
             "--log" => log = Some(value("--log")?),
+            "--zk-outage-at" => {
+                let v = value("--zk-outage-at")?;
+                zk_outage_at = Some(
+                    v.parse()
+                        .map_err(|_| format!("--zk-outage-at {v}: not a number"))?,
+                );
+            }
             "--loss-per-million" | "--slow-per-million" => {
                 let v = value(a)?;
                 let n: u64 = v
@@ -161,6 +174,16 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
             other => return Err(format!("unknown argument {other}")),
         }
     }
+    if zk_outage_at.is_some() {
+        if !matches!(store, Some(StoreArg::Zk(_))) {
+            return Err("--zk-outage-at needs --store zk:HOST:PORT".into());
+        }
+        if std::env::var_os("ZK_SCRIPT").is_none() {
+            return Err(
+                "--zk-outage-at needs ZK_SCRIPT: run under scripts/with-zookeeper.sh".into(),
+            );
+        }
+    }
     Ok(Some(Args {
         buckets: buckets.ok_or("--buckets N is required")?,
         store: store.ok_or("--store file:DIR|zk:HOST:PORT is required")?,
@@ -168,6 +191,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         seed,
         crash_at,
         log,
+        zk_outage_at,
         loss_per_million,
         slow_per_million,
     }))
@@ -303,6 +327,33 @@ fn initial(n: u32) -> PersistedState {
     s
 }
 
+/// The ZkStore's options: under an outage a failed operation should fail within a second, not
+/// the default five.
+fn zk_options(args: &Args) -> ZkStoreOptions {
+    match args.zk_outage_at {
+        Some(_) => ZkStoreOptions {
+            op_timeout: Duration::from_secs(1),
+            ..ZkStoreOptions::default()
+        },
+        None => ZkStoreOptions::default(),
+    }
+}
+
+/// Stops or starts the ZooKeeper server through scripts/with-zookeeper.sh.
+fn zk_server(args: &[&str]) -> Result<(), Failure> {
+    let script =
+        std::env::var("ZK_SCRIPT").map_err(|_| Failure::Store("ZK_SCRIPT unset".into()))?;
+    let status = std::process::Command::new(script)
+        .args(args)
+        .status()
+        .map_err(|e| Failure::Store(format!("ZK_SCRIPT {args:?}: {e}")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(Failure::Store(format!("ZK_SCRIPT {args:?}: {status}")))
+    }
+}
+
 fn open_store(args: &Args) -> Result<AnyStore, Failure> {
     let init = || initial(args.buckets);
     match &args.store {
@@ -315,10 +366,10 @@ fn open_store(args: &Args) -> Result<AnyStore, Failure> {
             }
             Err(e) => Err(Failure::Store(e.to_string())),
         },
-        StoreArg::Zk(addr) => match ZkStore::open(addr, &args.root, ZkStoreOptions::default()) {
+        StoreArg::Zk(addr) => match ZkStore::open(addr, &args.root, zk_options(args)) {
             Ok(s) => Ok(AnyStore::Zk(Box::new(s))),
             Err(ZkStoreError::NotFound(_)) => {
-                ZkStore::create(addr, &args.root, &init(), ZkStoreOptions::default())
+                ZkStore::create(addr, &args.root, &init(), zk_options(args))
                     .map(|s| AnyStore::Zk(Box::new(s)))
                     .map_err(|e| Failure::Store(e.to_string()))
             }
@@ -435,7 +486,8 @@ fn start(
 
 /// The model configuration (the format of `model/configs/*.json`) of this cluster and `plan`,
 /// for the log's header: the model holds at most 16 buckets, so a larger cluster's header
-/// carries none. Loss is budgeted as the model's largest budget; nothing else fails.
+/// carries none. Loss is budgeted as the model's largest budget, and so are store failures under
+/// a ZooKeeper outage; nothing else fails.
 fn model_config(
     args: &Args,
     records: &[(BucketId, BucketRecord)],
@@ -471,7 +523,9 @@ fn model_config(
         "check_interval_ms": c.check_interval_ms,
         "budgets": {
             "register": 1, "cancel": 0, "coordinator_crash": u8::from(args.crash_at.is_some()),
-            "server_crash": 0, "store_failure": 0, "message_loss": 255,
+            "server_crash": 0,
+            "store_failure": if args.zk_outage_at.is_some() { 255 } else { 0 },
+            "message_loss": 255,
             "message_duplication": 0, "bucket_deletion": 0
         },
         "failed_responses_in_flight": true
@@ -580,7 +634,26 @@ fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
         recovery: Vec::new(),
     };
     let mut crashed = false;
+    // The ZooKeeper outage: the store failure count at which, or the input at which, it ends.
+    let mut outage: Option<(u64, u64)> = None;
+    let mut outage_done = false;
     loop {
+        if args.zk_outage_at == Some(stats.inputs) && !outage_done {
+            outage_done = true;
+            eprintln!(
+                "\ncluster: killing the ZooKeeper server after {} inputs",
+                stats.inputs
+            );
+            zk_server(&["--stop-server", "--kill"])?;
+            outage = Some((m.store_failures().0 + 3, stats.inputs + 30));
+        }
+        if let Some((failures, until)) = outage {
+            if m.store_failures().0 >= failures || stats.inputs >= until {
+                eprintln!("cluster: starting the ZooKeeper server again");
+                zk_server(&["--start-server"])?;
+                outage = None;
+            }
+        }
         if args.crash_at == Some(stats.inputs) && !crashed {
             crashed = true;
             eprintln!(
@@ -632,6 +705,9 @@ fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
             progress(&m, total, stats.inputs);
             last_progress = Instant::now();
         }
+    }
+    if outage.is_some() {
+        zk_server(&["--start-server"])?; // the run ended during the outage
     }
     if let Some(w) = &mut log {
         w.end(now)
