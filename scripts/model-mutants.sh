@@ -17,6 +17,7 @@ properties.rs) with cargo-mutants and judges each mutant by verdicts only
   model/tests/reductions.rs       every message a search reduction removes is dead (its delivery
                                   a no-op) or superseded (harmless), on four CI presets
   model/tests/invariant_teeth.rs  a state built to break a state invariant's clause breaks it
+  model/tests/not_applicable.rs   each n/a reason holds where it decides (no example there)
 
 State counts and counterexample lengths are not consulted: a mutant that only changes a count
 survives.

@@ -36,6 +36,14 @@ fn every_ci_preset_verdict_holds() {
             if matches!(v, Verdict::Violated(_) | Verdict::NoExample) {
                 failures.push(format!("{name}: {p} {v:?}"));
             }
+            // A companion the configuration calls n/a must have no example: one found means the
+            // n/a reasoning of `properties::not_applicable` is wrong, and would hide a missing
+            // example elsewhere (found by mutating `some_backoff_at_cap`, spec/findings.md F18).
+            if let (Some(why), Verdict::ExampleFound(_)) =
+                (rebalance_model::properties::not_applicable(p, &config), v)
+            {
+                failures.push(format!("{name}: {p} is n/a ({why}) but has an example"));
+            }
         }
         // Every LIVE-* verdict is read at fair end states; none would make them vacuous.
         if r.fair_end_states == 0 {

@@ -1,0 +1,70 @@
+//! The n/a reasoning of `properties::not_applicable` (spec 7.2), checked where it decides. Each
+//! test builds a small configuration on which one guard, and only it, calls a companion n/a, and
+//! checks exhaustively that the companion has no example there, reported as n/a with that
+//! reason. A guard that wrongly called the companion applicable would make the check report a
+//! missing example; one that wrongly called it n/a where an example exists is caught by
+//! `ci_presets.rs`, which fails on an example for a companion called n/a. (Found by mutation
+//! testing, spec/findings.md F18: with these guards mutated, every CI preset still passed.)
+
+use rebalance_model::checker::{check, CheckOptions, Verdict};
+use rebalance_model::{preset, BugSet, Config, RebalanceModel};
+
+fn verdict_of(config: Config, property: &str) -> Verdict {
+    let model = RebalanceModel::new(config, BugSet::none());
+    let r = check(&model, &CheckOptions::dfs(2));
+    r.verdicts
+        .into_iter()
+        .find(|(p, _)| *p == property)
+        .unwrap_or_else(|| panic!("no property {property}"))
+        .1
+}
+
+fn assert_na(config: Config, property: &str, reason: &str) {
+    match verdict_of(config, property) {
+        Verdict::NotApplicable(why) => assert!(why.contains(reason), "{property}: n/a, but {why}"),
+        other => panic!("{property}: {other:?}, expected n/a ({reason})"),
+    }
+}
+
+#[test]
+fn target_unavailable_give_up_needs_a_shorter_timeout_than_no_progress() {
+    let mut c = preset("tiny").unwrap();
+    c.budgets.server_crash = 1;
+    c.target_unavailable_timeout_ticks = c.no_progress_timeout_ticks;
+    assert_na(
+        c,
+        "SOME-GIVE-UP-UNAVAILABLE",
+        "not shorter than no_progress_timeout",
+    );
+}
+
+#[test]
+fn capped_admission_without_recovery_needs_m_plus_k_plan_buckets() {
+    // Two moves, one tracked attempt, two slots, no coordinator crash: M + k = 3 > 2 buckets.
+    // (With a crash the need would be M + 1 = 2, and the guard must not use that one here.)
+    let mut c = preset("ci-two-buckets").unwrap();
+    c.budgets.coordinator_crash = 0;
+    c.budgets.cancel = 0;
+    c.max_tracked_timed_out = 1;
+    c.max_inflight = 2;
+    assert_na(
+        c,
+        "SOME-ADMISSION-CAPPED",
+        "max_tracked_timed_out + max_inflight",
+    );
+}
+
+#[test]
+fn the_backoff_cap_past_the_no_progress_give_up_is_not_reached() {
+    // Backoffs 1, 2, then the cap 4 after 3 ticks without progress: the give-up at 2 comes first.
+    let mut c = preset("tiny").unwrap();
+    c.budgets.server_crash = 1;
+    c.max_reconcile_backoff_ticks = 4;
+    c.no_progress_timeout_ticks = 2;
+    c.target_unavailable_timeout_ticks = 1;
+    assert_na(
+        c,
+        "SOME-BACKOFF-AT-CAP",
+        "before the backoff reaches its cap",
+    );
+}
