@@ -172,7 +172,12 @@ fn validate_log(
         max_states: usize::try_from(max_states).unwrap_or(usize::MAX),
     };
     let started = std::time::Instant::now();
-    let (verdict, stats) = validate::validate(&model, &log, limits);
+    let (verdict, stats) = validate::validate_with(&model, &log, limits, |line| {
+        eprintln!(
+            "the lazy search explains no path at line {line}; confirming with the full search \
+             (every hidden closure kept; this can take long)"
+        )
+    });
     let secs = started.elapsed().as_secs_f64();
     let seen = format!(
         "{} records, {} model states explored, at most {} states explaining a prefix, {secs:.2} s",

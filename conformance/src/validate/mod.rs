@@ -66,6 +66,9 @@ pub struct Unexplained {
     pub summary: String,
     /// Candidate states the record was tried from (the hidden closure).
     pub candidates: usize,
+    /// The states that explained the log up to the record before (at most 16 kept), for a
+    /// report or a debugger.
+    pub before: Vec<SystemState>,
     /// The closest candidate: its step and the keyed diff of its effects against the log's, if
     /// any candidate enabled a step for this input.
     pub closest: Option<String>,
@@ -79,8 +82,8 @@ pub struct Stats {
     pub states: usize,
     /// The largest frontier after a record.
     pub max_frontier: usize,
-    /// The lazy search missed, and the full search ran.
-    pub full_search: bool,
+    /// The lazy search missed at this line, and the full search ran.
+    pub lazy_miss: Option<usize>,
 }
 
 fn fingerprint(s: &SystemState) -> u64 {
@@ -90,12 +93,19 @@ fn fingerprint(s: &SystemState) -> u64 {
 }
 
 /// The model steps a coordinator cannot see, and that a log may need. A message loss is one of
-/// them, but never needed: no rule reads the network except to take the message it handles,
-/// so a path that drops a message explains the log exactly as well with the message left in
-/// flight, never delivered. Leaving losses out is what keeps the hidden closure small.
-fn hidden(kind: ActionKind) -> bool {
+/// them, but needed only for the messages some rule reads without taking them: R21 proposes
+/// only while no AdjustIsr of the leader, and no answer to one, is in flight, so losing either
+/// lets the leader propose again. Every other loss explains a log exactly as well with the
+/// message left in flight, never delivered, since no other rule reads the network but to take
+/// the message it handles. (The first version left every loss out; a ZooKeeper-outage run of
+/// `cluster` whose lost AdjustIsr answer let a leader propose again was rejected for it.)
+/// Leaving those losses out is what keeps the hidden closure small.
+fn hidden(action: &Action) -> bool {
+    if let Action::DropMessage { msg } = action {
+        return matches!(msg, Message::AdjustIsr(_) | Message::AdjustIsrResponse(_));
+    }
     matches!(
-        kind,
+        action.kind(),
         ActionKind::DeliverNli
             | ActionKind::DeliverAdjustIsrResponse
             | ActionKind::DuplicateMessage
@@ -113,17 +123,32 @@ fn hidden(kind: ActionKind) -> bool {
 /// verdict then stands, since every path found is a path of the model. A lazy miss is checked
 /// again with the full hidden closure kept after every record, whose verdict is returned.
 pub fn validate(model: &RebalanceModel, log: &Log, limits: Limits) -> (Verdict, Stats) {
+    validate_with(model, log, limits, |_| {})
+}
+
+/// [`validate`], calling `on_lazy_miss` with the line where the lazy search missed before the
+/// full search starts (a long search shows what it is doing).
+pub fn validate_with(
+    model: &RebalanceModel,
+    log: &Log,
+    limits: Limits,
+    on_lazy_miss: impl FnOnce(usize),
+) -> (Verdict, Stats) {
     let (verdict, lazy) = search(model, log, limits, true);
-    if matches!(verdict, Verdict::Valid) {
-        return (verdict, lazy);
-    }
+    let line = match &verdict {
+        Verdict::Valid => return (verdict, lazy),
+        Verdict::Unexplained(u) => u.line,
+        Verdict::Undecided { line, .. } => *line,
+    };
+    on_lazy_miss(line);
     let (verdict, mut full) = search(model, log, limits, false);
     full.states += lazy.states;
-    full.full_search = true;
+    full.lazy_miss = Some(line);
     (verdict, full)
 }
 
-fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> (Verdict, Stats) {
+/// One search: lazy (hidden steps only where a record needs them) or full; see [`validate`].
+pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> (Verdict, Stats) {
     let mut stats = Stats::default();
     let mut records = log.lines.iter().peekable();
     let init = model.init_state();
@@ -150,6 +175,7 @@ fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> (Ver
                         init.coordinator.ce
                     ),
                     candidates: 1,
+                    before: Vec::new(),
                     closest: None,
                 }),
                 stats,
@@ -179,6 +205,7 @@ fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> (Ver
                                   event, with no effect and no failed store operation"
                             .into(),
                         candidates: 1,
+                        before: Vec::new(),
                         closest: None,
                     }),
                     stats,
@@ -210,6 +237,7 @@ fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> (Ver
                          check interval ({tick_ms} ms) at each tick and stands still otherwise"
                     ),
                     candidates: frontier.len(),
+                    before: frontier.iter().take(16).cloned().collect(),
                     closest: None,
                 }),
                 stats,
@@ -231,6 +259,7 @@ fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> (Ver
                                   event queued, or a tick that would act: a retry, a timeout)"
                             .into(),
                         candidates: frontier.len(),
+                        before: frontier.iter().take(16).cloned().collect(),
                         closest: None,
                     }),
                     stats,
@@ -265,6 +294,7 @@ fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> (Ver
                         line: line.number,
                         summary,
                         candidates: miss.candidates,
+                        before: frontier.iter().take(16).cloned().collect(),
                         closest: miss.closest,
                     }),
                     stats,
@@ -348,7 +378,7 @@ fn explain_record(
         let mut next = Vec::new();
         for s in &level {
             model.successors(s, |a, n, _| {
-                if hidden(a.kind()) && seen.insert(fingerprint(&n), ()).is_none() {
+                if hidden(&a) && seen.insert(fingerprint(&n), ()).is_none() {
                     next.push(n);
                 }
             });
