@@ -558,7 +558,7 @@ fn live_metadata_repaired(_: &M, s: &SystemState) -> bool {
             .iter()
             .any(|x| live.contains(x) && assigned.contains(x));
         let leader_down = lai.leader.is_some_and(|l| !live.contains(l));
-        !(some_live && down_in_isr) && !(leader_down && could_lead)
+        !(some_live && down_in_isr || leader_down && could_lead)
     })
 }
 
