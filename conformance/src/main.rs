@@ -92,7 +92,8 @@ enum Command {
     },
     /// Trace validation: decide whether some behaviour of the model explains a coordinator's own
     /// log (spec/log-format.md), the steps the coordinator cannot see (deliveries to servers,
-    /// ISR proposals, losses, duplicates) searched breadth-first between two records. Exit 0
+    /// ISR proposals, duplicates, an AdjustIsr or its answer lost) searched breadth-first
+    /// between two records. Exit 0
     /// valid, 1 a record no model path explains (with the closest candidate's keyed diff), 2 a
     /// malformed log (line and field) or bad usage, 3 undecided (no explanation within
     /// --max-hidden / --max-states; a larger bound may find one).
@@ -196,6 +197,19 @@ fn validate_log(
             );
             if let Some(c) = u.closest {
                 println!("  closest candidate: {c}");
+            }
+            if let Some(first) = u.before.first() {
+                // What the coordinator's state was, as the model has it, in the lockstep's
+                // projection (one of the states that explained the log up to here).
+                let mut o = rebalance_conformance::projection::State::default();
+                rebalance_conformance::projection::model::state(first, &mut o);
+                println!(
+                    "  the model's coordinator before this record (one of the states that explain \
+                     the log so far):"
+                );
+                for l in o.render().lines() {
+                    println!("    {l}");
+                }
             }
             Ok(ExitCode::from(1))
         }

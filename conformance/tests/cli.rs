@@ -123,3 +123,98 @@ fn numeric_flags_out_of_range_are_usage_errors_and_version_answers() {
     assert_eq!(code, Some(0));
     assert!(stdout.contains("--threads"), "{stdout}");
 }
+
+/// A log of the manager along a kept trace, written to `dir`, and its text.
+fn manager_log(dir: &Path, name: &str) -> (String, String) {
+    let trace = rebalance_model::Trace::read(here("traces/timeout-then-late-completion.json"))
+        .expect("kept trace");
+    let mut c = trace.config.clone();
+    c.collect_dead_messages = false;
+    let model = rebalance_model::RebalanceModel::new(c, rebalance_model::BugSet::none());
+    let text = rebalance_conformance::validate::record::log_of(&model, &trace.steps).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, &text).unwrap();
+    (path.display().to_string(), text)
+}
+
+#[test]
+fn validate_exits_0_1_2_and_3_as_its_help_says() {
+    let (code, help, _) = cli(&["validate", "--help"]);
+    assert_eq!(code, Some(0));
+    assert_says(
+        &help,
+        &[
+            "Exit 0",
+            "1 a record no model path explains",
+            "3 undecided",
+            "--max-hidden",
+        ],
+    );
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (good, text) = manager_log(dir.path(), "good.log");
+    let (code, stdout, _) = cli(&["validate", &good]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_says(&stdout, &["valid: the model explains every record"]);
+
+    // A leader epoch raised in the first record that sends an Nli: rejected there, with the
+    // closest step's keyed diff.
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("\"send_nli\""))
+        .unwrap();
+    lines[at] = lines[at].replacen("\"leader_epoch\":0", "\"leader_epoch\":9", 1);
+    let bad = dir.path().join("bad.log");
+    std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
+    let (code, stdout, _) = cli(&["validate", &bad.display().to_string()]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert_says(
+        &stdout,
+        &[
+            &format!("not explained: line {}", at + 1),
+            "closest candidate",
+            "!",
+        ],
+    );
+
+    // A malformed field: exit 2 with the line and the field path.
+    let malformed = dir.path().join("malformed.log");
+    let head = text.lines().next().unwrap();
+    std::fs::write(
+        &malformed,
+        format!("{head}\n{{\"type\":\"start\",\"now_ms\":0,\"coordinator_epoch\":\"one\",\"live\":[],\"effects\":[]}}\n"),
+    )
+    .unwrap();
+    let (code, _, stderr) = cli(&["validate", &malformed.display().to_string()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_says(&stderr, &["line 2", "coordinator_epoch"]);
+
+    // No model in the header and no --config: exit 2, saying so.
+    let bare = dir.path().join("bare.log");
+    let rest: Vec<&str> = text.lines().skip(1).collect();
+    std::fs::write(
+        &bare,
+        format!(
+            "{{\"log\":\"rebalance-coordinator-log\",\"version\":1}}\n{}\n",
+            rest.join("\n")
+        ),
+    )
+    .unwrap();
+    let (code, _, stderr) = cli(&["validate", &bare.display().to_string()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_says(&stderr, &["--config"]);
+
+    // A response needs a hidden step (its Nli delivered); with one state allowed per search,
+    // none is found and the bound is to blame: undecided, exit 3.
+    let (code, stdout, _) = cli(&["validate", &good, "--max-states", "1"]);
+    assert_eq!(code, Some(3), "{stdout}");
+    assert_says(&stdout, &["undecided", "--max-states"]);
+
+    // A torn last line is reported and ignored.
+    let torn = dir.path().join("torn.log");
+    std::fs::write(&torn, format!("{text}{{\"type\":\"inp")).unwrap();
+    let (code, stdout, stderr) = cli(&["validate", &torn.display().to_string()]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_says(&stderr, &["is torn"]);
+}
