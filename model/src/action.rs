@@ -96,6 +96,22 @@ pub enum Action {
 }
 
 impl Action {
+    /// The delivery of `m` (R22, R12, R18 or R24), with no store failure.
+    pub fn deliver(m: Message) -> Action {
+        match m {
+            Message::Nli(msg) => Action::DeliverNli { msg },
+            Message::NliResponse(msg) => Action::DeliverNliResponse {
+                msg,
+                fail_store_op: None,
+            },
+            Message::AdjustIsr(msg) => Action::DeliverAdjustIsr {
+                msg,
+                fail_store_op: None,
+            },
+            Message::AdjustIsrResponse(msg) => Action::DeliverAdjustIsrResponse { msg },
+        }
+    }
+
     /// R23 with no store failure, the clock's step as every trace without faults takes it.
     pub const TICK: Action = Action::Tick {
         fail_store_op: None,

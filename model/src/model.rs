@@ -467,19 +467,7 @@ impl RebalanceModel {
                 .map(|(_, m)| *m)
         };
         for m in distinct() {
-            let a = match m {
-                Message::Nli(msg) => Action::DeliverNli { msg },
-                Message::NliResponse(msg) => Action::DeliverNliResponse {
-                    msg,
-                    fail_store_op: None,
-                },
-                Message::AdjustIsr(msg) => Action::DeliverAdjustIsr {
-                    msg,
-                    fail_store_op: None,
-                },
-                Message::AdjustIsrResponse(msg) => Action::DeliverAdjustIsrResponse { msg },
-            };
-            push(a, out);
+            push(Action::deliver(m), out);
         }
         if b.message_loss > 0 {
             out.extend(distinct().map(|msg| Action::DropMessage { msg }));

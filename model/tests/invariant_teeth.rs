@@ -5,33 +5,10 @@
 //! mutation testing, spec/findings.md F18: `inv_completed_at_target` with `||` for `&&`
 //! survived, since no switch completes a rebalance with a bucket off its target).
 
+mod common;
+use common::find;
 use rebalance_model::properties;
 use rebalance_model::{preset, BucketStatus, BugSet, RebalanceModel, SystemState};
-use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
-
-fn fingerprint(s: &SystemState) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    s.hash(&mut h);
-    h.finish()
-}
-
-/// The first reachable state (depth-first, in action order) that satisfies `want`.
-fn find(m: &RebalanceModel, want: impl Fn(&SystemState) -> bool) -> SystemState {
-    let mut seen = HashSet::new();
-    let mut stack = vec![m.init_state()];
-    while let Some(s) = stack.pop() {
-        if want(&s) {
-            return s;
-        }
-        m.successors(&s, |_, next, _| {
-            if m.within_bound(&next) && seen.insert(fingerprint(&next)) {
-                stack.push(next);
-            }
-        });
-    }
-    panic!("no reachable state of the kind asked for");
-}
 
 fn holds(m: &RebalanceModel, name: &str, s: &SystemState) -> bool {
     let p = properties::all()

@@ -15,31 +15,11 @@
 //! with `<=` for `<`, or a superseding test with `>` for `<`, changed no verdict on any CI
 //! preset).
 
+mod common;
+use common::fingerprint;
 use rebalance_model::reductions::{adjust_isr_response_dead, nli_dead, nli_superseded, supersedes};
 use rebalance_model::{preset, Action, BugSet, Message, Nli, RebalanceModel, SystemState};
 use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
-
-fn fingerprint(s: &SystemState) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    s.hash(&mut h);
-    h.finish()
-}
-
-fn deliver(m: &Message) -> Action {
-    match *m {
-        Message::Nli(msg) => Action::DeliverNli { msg },
-        Message::AdjustIsrResponse(msg) => Action::DeliverAdjustIsrResponse { msg },
-        Message::NliResponse(msg) => Action::DeliverNliResponse {
-            msg,
-            fail_store_op: None,
-        },
-        Message::AdjustIsr(msg) => Action::DeliverAdjustIsr {
-            msg,
-            fail_store_op: None,
-        },
-    }
-}
 
 /// `s` with one copy of `m` taken out of the network.
 fn without(s: &SystemState, m: &Message) -> SystemState {
@@ -96,7 +76,7 @@ impl Tally {
 /// A dead message: its delivery is a no-op, and every step that keeps it keeps it dead.
 fn check_dead(full: &RebalanceModel, raw: &SystemState, m: &Message, t: &mut Tally) {
     t.dead += 1;
-    match full.step(raw, &deliver(m)) {
+    match full.step(raw, &Action::deliver(*m)) {
         Some((after, _)) if same_state(&after, &without(raw, m)) => {}
         Some(_) => t.fail(format!("delivering dead {m:?} changed the state")),
         None => t.fail(format!("dead {m:?} cannot be delivered")),

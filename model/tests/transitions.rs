@@ -4,39 +4,16 @@
 //! check that the transition check still flags them; and that on every edge of a few CI
 //! presets every status change is examined.
 
+mod common;
+use common::{find, fingerprint};
 use rebalance_model::transition::record;
 use rebalance_model::{
     preset, Action, BucketStatus, BugSet, CancelReply, ClientReply, RebalanceModel, StepOutput,
-    SystemState,
 };
 use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
-
-fn fingerprint(s: &SystemState) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    s.hash(&mut h);
-    h.finish()
-}
 
 fn model(name: &str) -> RebalanceModel {
     RebalanceModel::new(preset(name).unwrap(), BugSet::none())
-}
-
-/// The first reachable state (depth-first, in action order) that satisfies `want`.
-fn find(m: &RebalanceModel, want: impl Fn(&SystemState) -> bool) -> SystemState {
-    let mut seen = HashSet::new();
-    let mut stack = vec![m.init_state()];
-    while let Some(s) = stack.pop() {
-        if want(&s) {
-            return s;
-        }
-        m.successors(&s, |_, next, _| {
-            if m.within_bound(&next) && seen.insert(fingerprint(&next)) {
-                stack.push(next);
-            }
-        });
-    }
-    panic!("no reachable state of the kind asked for");
 }
 
 fn tick() -> (Action, StepOutput) {

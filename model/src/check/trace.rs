@@ -742,21 +742,7 @@ fn resolve(
         "deliver_nli"
         | "deliver_nli_response"
         | "deliver_adjust_isr"
-        | "deliver_adjust_isr_response" => distinct
-            .iter()
-            .map(|m| match *m {
-                Message::Nli(msg) => Action::DeliverNli { msg },
-                Message::NliResponse(msg) => Action::DeliverNliResponse {
-                    msg,
-                    fail_store_op: None,
-                },
-                Message::AdjustIsr(msg) => Action::DeliverAdjustIsr {
-                    msg,
-                    fail_store_op: None,
-                },
-                Message::AdjustIsrResponse(msg) => Action::DeliverAdjustIsrResponse { msg },
-            })
-            .collect(),
+        | "deliver_adjust_isr_response" => distinct.iter().map(|m| Action::deliver(*m)).collect(),
         "drop_message" => distinct
             .iter()
             .map(|m| Action::DropMessage { msg: *m })
