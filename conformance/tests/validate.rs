@@ -78,8 +78,39 @@ fn sample() -> (RebalanceModel, String, Vec<Value>) {
     (model, text, lines)
 }
 
-/// A run without faults or time: at each step the first enabled step among the client's
-/// register, events and deliveries, until none is left (at most 300 steps).
+/// `steps`, then at most `max` more fault-free steps of `model` from where they end: at each
+/// step the first enabled one by the order of `wanted` (its kinds, most wanted first), with no
+/// store failure, until none is enabled.
+fn extended(
+    model: &RebalanceModel,
+    steps: &[Action],
+    wanted: &[rebalance_model::ActionKind],
+    max: usize,
+) -> Vec<Action> {
+    let mut s = model.init_state();
+    for a in steps {
+        s = model.step(&s, a).expect("enabled").0;
+    }
+    let mut out = steps.to_vec();
+    for _ in 0..max {
+        let mut next = None;
+        model.successors(&s, |a, post, _| {
+            let Some(rank) = wanted.iter().position(|k| *k == a.kind()) else {
+                return;
+            };
+            if a.fail_store_op().is_none() && next.as_ref().is_none_or(|(r, _, _)| rank < *r) {
+                next = Some((rank, a, post));
+            }
+        });
+        let Some((_, a, post)) = next else { break };
+        out.push(a);
+        s = post;
+    }
+    out
+}
+
+/// A run without faults or time from the start: the register, events and deliveries, until
+/// none is left (at most 300 steps).
 fn fault_free_run(model: &RebalanceModel) -> Vec<Action> {
     use rebalance_model::ActionKind as K;
     let wanted = [
@@ -91,26 +122,7 @@ fn fault_free_run(model: &RebalanceModel) -> Vec<Action> {
         K::ProposeIsr,
         K::DeliverNli,
     ];
-    let mut s = model.init_state();
-    let mut steps = Vec::new();
-    while steps.len() < 300 {
-        let mut next = None;
-        model.successors(&s, |a, post, _| {
-            let rank = wanted.iter().position(|k| *k == a.kind());
-            let better = match (&next, rank) {
-                (_, None) => false,
-                (None, Some(_)) => true,
-                (Some((r, _, _)), Some(q)) => q < *r,
-            };
-            if better && a.fail_store_op().is_none() {
-                next = Some((rank.unwrap(), a, post));
-            }
-        });
-        let Some((_, a, post)) = next else { break };
-        steps.push(a);
-        s = post;
-    }
-    steps
+    extended(model, &[], &wanted, 300)
 }
 
 fn join(lines: &[Value]) -> String {
@@ -387,9 +399,8 @@ fn where_the_switch_acts(config: &Config, bugs: BugSet, steps: &[Action]) -> Opt
     None
 }
 
-/// `steps`, then at most 80 more fault-free steps of `model` from where they end (events,
-/// deliveries, ISR proposals and time, in that preference), so that a parting in internal state
-/// has records in which to show.
+/// `steps`, then at most 80 more fault-free steps (events, deliveries, ISR proposals and time,
+/// in that preference), so that a parting in internal state has records in which to show.
 fn continued(model: &RebalanceModel, steps: &[Action]) -> Vec<Action> {
     use rebalance_model::ActionKind as K;
     let wanted = [
@@ -401,26 +412,7 @@ fn continued(model: &RebalanceModel, steps: &[Action]) -> Vec<Action> {
         K::DeliverNli,
         K::Tick,
     ];
-    let mut s = model.init_state();
-    for a in steps {
-        s = model.step(&s, a).expect("enabled").0;
-    }
-    let mut out = steps.to_vec();
-    for _ in 0..80 {
-        let mut next = None;
-        model.successors(&s, |a, post, _| {
-            let Some(rank) = wanted.iter().position(|k| *k == a.kind()) else {
-                return;
-            };
-            if a.fail_store_op().is_none() && next.as_ref().is_none_or(|(r, _, _)| rank < *r) {
-                next = Some((rank, a, post));
-            }
-        });
-        let Some((_, a, post)) = next else { break };
-        out.push(a);
-        s = post;
-    }
-    out
+    extended(model, steps, &wanted, 80)
 }
 
 /// A switch's path, continued and logged as the switched model would, validated against the
