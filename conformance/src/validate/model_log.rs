@@ -54,7 +54,7 @@ pub fn model_log(model: &RebalanceModel, steps: &[Action]) -> Result<ModelLog, S
         let (post, out) = model
             .step(&state, action)
             .ok_or_else(|| format!("step {} is not enabled", i + 1))?;
-        let effects = effects(action, &out, state.coordinator.rid);
+        let effects = effects(&out, state.coordinator.rid);
         let store = StoreOps {
             ops: out.store_ops.into(),
             failed: action.fail_store_op().map(u64::from),
@@ -114,7 +114,7 @@ pub fn model_log(model: &RebalanceModel, steps: &[Action]) -> Result<ModelLog, S
 }
 
 /// The step's effects as a manager emits them: reply, messages, events.
-fn effects(action: &Action, out: &StepOutput, rid: Option<u8>) -> Vec<mgr::Effect> {
+fn effects(out: &StepOutput, rid: Option<u8>) -> Vec<mgr::Effect> {
     let mut v = Vec::new();
     if let Some(r) = &out.reply {
         let reply = match r {
@@ -165,6 +165,5 @@ fn effects(action: &Action, out: &StepOutput, rid: Option<u8>) -> Vec<mgr::Effec
             .iter()
             .map(|e| mgr::Effect::Enqueue(translate::event(e))),
     );
-    let _ = action;
     v
 }
