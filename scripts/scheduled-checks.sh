@@ -117,9 +117,17 @@ if scripts/validate-cluster-runs.sh --seeds 50 | tail -1; then :; else
     echo "cluster logs: SOME LOG NOT VALID (scripts/validate-cluster-runs.sh --seeds 50)"
     status=1
 fi
+if scripts/validate-cluster-runs.sh --seeds 50 --kills 4 | tail -1; then :; else
+    echo "killed cluster logs: SOME LOG NOT VALID (scripts/validate-cluster-runs.sh --seeds 50 --kills 4)"
+    status=1
+fi
 if [ -n "${ZK_ADDR:-}" ]; then
     if scripts/validate-cluster-runs.sh --seeds 20 --zk | tail -1; then :; else
         echo "cluster logs on ZooKeeper: SOME LOG NOT VALID"
+        status=1
+    fi
+    if scripts/validate-cluster-runs.sh --seeds 20 --zk --kills 4 | tail -1; then :; else
+        echo "killed cluster logs on ZooKeeper: SOME LOG NOT VALID"
         status=1
     fi
 fi

@@ -7,7 +7,7 @@ set -euo pipefail
 
 usage() {
     cat <<'TEXT'
-usage: scripts/validate-cluster-runs.sh [--seeds N] [--buckets B] [--zk]
+usage: scripts/validate-cluster-runs.sh [--seeds N] [--buckets B] [--zk] [--kills K]
 
 Runs `cluster --buckets B --seed S --crash-coordinator-at T --log FILE` for S = 1..N (default
 N = 20, B = 16, the model's largest; T = 5 + 4 S), with 5% of the messages lost and 30% of the
@@ -17,6 +17,11 @@ inputs and started again once three store operations failed, and validates each 
 `rebalance-conformance validate`. Prints one line per run and a summary with the total records
 and the validation time.
 
+With --kills K, each seed's run is instead a real process crash test: the host is killed by
+SIGKILL right after its P-th store operation (`--kill-at-store-op P`, P drawn from 1..30 by the
+seed), K times, each time run again on the same store and log, and then left to finish; the one
+log of all those processes is validated. (No ZooKeeper outage in this mode.)
+
 Exit code: 0 when every log is valid; 1 when some run failed or some log is not; 2 on bad usage.
 TEXT
 }
@@ -24,6 +29,7 @@ TEXT
 seeds=20
 buckets=16
 zk=0
+kills=0
 while [ $# -gt 0 ]; do
     case "$1" in
     -h | --help) usage; exit 0 ;;
@@ -37,6 +43,10 @@ while [ $# -gt 0 ]; do
             { echo "error: --buckets takes 1 to 16 (the model's limit)" >&2; exit 2; }
         shift 2 ;;
     --zk) zk=1; shift ;;
+    --kills)
+        kills="${2:-}"
+        [[ "$kills" =~ ^[1-9][0-9]*$ ]] || { echo "error: --kills takes a positive number" >&2; exit 2; }
+        shift 2 ;;
     *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -62,18 +72,48 @@ for s in $(seq 1 "$seeds"); do
         store=(--store "file:$work/store-$s")
     fi
     log="$work/run-$s.log"
-    if ! target/release/examples/cluster --buckets "$buckets" --seed "$s" \
-        --loss-per-million 50000 --slow-per-million 300000 \
-        --crash-coordinator-at "$crash" "${store[@]}" --log "$log" >/dev/null 2>"$work/err"; then
+    run=(target/release/examples/cluster --buckets "$buckets" --seed "$s"
+        --loss-per-million 50000 --slow-per-million 300000 "${store[@]}" --log "$log")
+    if [ "$kills" -gt 0 ]; then
+        # Kill points from the seed; a run that finishes before its point ends the series.
+        [ $zk -eq 1 ] && store=(--store "zk:$ZK_ADDR" --root "/validate-kills-$$-$s")
+        run=(target/release/examples/cluster --buckets "$buckets" --seed "$s"
+            --loss-per-million 50000 --slow-per-million 300000 "${store[@]}" --log "$log")
+        RANDOM=$s
+        points=()
+        finished=0
+        for _ in $(seq 1 "$kills"); do
+            p=$((RANDOM % 30 + 1))
+            set +e
+            "${run[@]}" --kill-at-store-op "$p" >/dev/null 2>"$work/err"
+            rc=$?
+            set -e
+            if [ $rc -eq 0 ]; then finished=1; break; fi
+            if [ $rc -ne 137 ]; then
+                echo "seed $s: cluster FAILED after kills at ${points[*]}: $(tail -1 "$work/err")"
+                status=1
+                continue 2
+            fi
+            points+=("$p")
+        done
+        if [ $finished -eq 0 ] && ! "${run[@]}" >/dev/null 2>"$work/err"; then
+            echo "seed $s: cluster FAILED after kills at ${points[*]}: $(tail -1 "$work/err")"
+            status=1
+            continue
+        fi
+        crash="kills after store operations ${points[*]:-none}"
+    elif ! "${run[@]}" --crash-coordinator-at "$crash" >/dev/null 2>"$work/err"; then
         echo "seed $s: cluster FAILED: $(tail -1 "$work/err")"
         status=1
         continue
+    else
+        crash="crash after $crash inputs"
     fi
     set +e
     out=$(target/release/rebalance-conformance validate "$log")
     rc=$?
     set -e
-    echo "seed $s (crash after $crash inputs): $out"
+    echo "seed $s ($crash): $out"
     [ $rc -eq 0 ] || status=1
     records=$((records + $(wc -l <"$log") - 1))
 done

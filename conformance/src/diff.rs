@@ -63,6 +63,11 @@ pub fn side_by_side(model: &str, manager: &str) -> Vec<DiffLine> {
 
 /// Renders only the differing lines (with one line of context each side), marked with `!`.
 pub fn render(lines: &[DiffLine]) -> String {
+    render_as(lines, "manager")
+}
+
+/// [`render`], with the right-hand column named `right` (a validated log's, for one).
+pub fn render_as(lines: &[DiffLine], right: &str) -> String {
     let width = lines
         .iter()
         .map(|l| l.model.len())
@@ -76,7 +81,7 @@ pub fn render(lines: &[DiffLine]) -> String {
             shown[i.saturating_sub(1)..=last].fill(true);
         }
     }
-    let mut out = format!("  {:<width$} | {}\n", "model", "manager");
+    let mut out = format!("  {:<width$} | {right}\n", "model");
     let mut skipped = false;
     for (i, line) in lines.iter().enumerate() {
         if !shown[i] {

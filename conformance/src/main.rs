@@ -150,8 +150,8 @@ fn validate_log(
     use rebalance_conformance::validate::{self, Limits, Verdict};
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let log = validate::parse(&text).map_err(|e| format!("invalid log {}: {e}", path.display()))?;
-    if let Some(n) = log.torn {
-        eprintln!("warning: line {n} is torn (its writer stopped mid-line); it is ignored");
+    for n in &log.torn {
+        eprintln!("warning: line {n} is torn (its writer died mid-line); it is ignored");
     }
     let mut cfg = match (config, &log.model) {
         (Some(name), _) => load_config(name)?,

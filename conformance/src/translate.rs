@@ -128,9 +128,18 @@ pub fn lai(l: &model::LeaderAndIsr) -> mgr::LeaderAndIsr {
     }
 }
 
+/// The manager's store with the model's store in `s` in it; the coordinator epoch before the
+/// model's initial incarnation, which the manager's start then elects.
 pub fn initial_store(s: &model::SystemState) -> mgr::MemStore {
+    let mut state = store(s);
+    state.coordinator_epoch = state.coordinator_epoch.saturating_sub(1);
+    mgr::MemStore::with_state(state)
+}
+
+/// The model's store in `s`, as the manager's types hold it.
+pub fn store(s: &model::SystemState) -> mgr::PersistedState {
     let mut state = mgr::PersistedState {
-        coordinator_epoch: mgr::Epoch::from(s.store.coordinator_epoch.saturating_sub(1)),
+        coordinator_epoch: mgr::Epoch::from(s.store.coordinator_epoch),
         task: s.store.task.as_ref().map(|t| mgr::TaskNode {
             id: mgr::RebalanceId::from(t.id),
             status: task_status(t.status),
@@ -153,5 +162,5 @@ pub fn initial_store(s: &model::SystemState) -> mgr::MemStore {
             state.cluster.deleted.insert(b as mgr::BucketId);
         }
     }
-    mgr::MemStore::with_state(state)
+    state
 }

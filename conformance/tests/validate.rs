@@ -5,6 +5,9 @@ use rebalance_conformance::validate::{self, record, Limits, Verdict};
 use rebalance_model::{Action, BugSet, Config, RebalanceModel, Trace};
 use serde_json::Value;
 
+mod common;
+use common::cluster_binary;
+
 /// The model a log is validated against: the configuration without the search reductions,
 /// which merge deliveries a log shows one by one (as `validate` does).
 fn unreduced(mut c: Config) -> RebalanceModel {
@@ -264,28 +267,11 @@ fn a_torn_last_line_is_ignored_and_the_rest_validated() {
     let (model, text, _) = sample();
     let torn = format!("{text}{{\"type\":\"input\",\"now");
     let log = validate::parse(&torn).expect("a torn last line is not an error");
-    assert_eq!(log.torn, Some(text.lines().count() + 1));
+    assert_eq!(log.torn, vec![text.lines().count() + 1]);
     assert!(matches!(
         validate::validate(&model, &log, Limits::default()).0,
         Verdict::Valid
     ));
-}
-
-/// The `cluster` example, built beside this test (cargo builds a workspace's examples with its
-/// tests).
-fn cluster_binary() -> std::path::PathBuf {
-    let exe = std::env::current_exe().expect("test binary");
-    let dir = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target/<profile>");
-    let bin = dir.join("examples").join("cluster");
-    assert!(
-        bin.exists(),
-        "{} not built: run the tests with `cargo test --workspace` or nextest, which build examples",
-        bin.display()
-    );
-    bin
 }
 
 /// Runs `cluster` with `args` and `--log`, and validates the log it wrote, which must show at
@@ -312,7 +298,7 @@ fn cluster_log_is_valid(store: &str, extra: &[&str], store_failures: usize) {
     );
     let text = std::fs::read_to_string(&log).expect("the log");
     let log = validate::parse(&text).expect("a well-formed log");
-    assert_eq!(log.torn, None);
+    assert!(log.torn.is_empty());
     let header = log
         .model
         .clone()
@@ -554,4 +540,99 @@ fn every_kept_variant_and_switch_trace_logged_is_rejected_where_it_acts() {
         checked += 1;
     }
     assert!(checked >= 9, "{checked} kept traces");
+}
+
+/// The manager's log of a fault-free run of `ci-rf2-recovery` cut by a coordinator crash after
+/// `prefix` steps and then run to its end; and the index of the start record after the crash.
+fn crashed_at(prefix: usize) -> (RebalanceModel, Vec<Value>, usize) {
+    use rebalance_model::ActionKind as K;
+    let model = unreduced(rebalance_model::presets::load("ci-rf2-recovery").expect("preset"));
+    let mut steps = fault_free_run(&model);
+    steps.truncate(prefix);
+    steps.push(Action::CrashCoordinator);
+    let wanted = [
+        K::ProcessEvent,
+        K::DeliverNliResponse,
+        K::DeliverAdjustIsr,
+        K::DeliverAdjustIsrResponse,
+        K::ProposeIsr,
+        K::DeliverNli,
+        K::Tick,
+    ];
+    let steps = extended(&model, &steps, &wanted, 80);
+    let lines: Vec<Value> = log_of(&model, &steps)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    let start = (2..lines.len())
+        .find(|i| lines[*i]["type"] == "start")
+        .expect("the crash's start");
+    (model, lines, start)
+}
+
+/// A crash right after an input that wrote the store: the log, the start's index, and a bucket
+/// whose stored record the run changed before the crash.
+fn crashed_after_a_write() -> (RebalanceModel, Vec<Value>, usize, usize) {
+    for prefix in (4..30).rev() {
+        let (model, lines, start) = crashed_at(prefix);
+        let before = &lines[start - 1];
+        let first = &lines[1]["read"]["buckets"];
+        let read = &lines[start]["read"]["buckets"];
+        let changed = (0..16).find(|b| !read[b].is_null() && read[b] != first[b]);
+        if before["type"] == "input" && before["store"]["ops"].as_u64() > Some(1) {
+            if let Some(b) = changed {
+                return (model, lines, start, b);
+            }
+        }
+    }
+    panic!("no prefix of the fault-free run ends with a write after a change");
+}
+
+#[test]
+fn a_restart_that_finds_a_write_lost_or_invented_is_rejected_at_its_start() {
+    let (model, lines, start, b) = crashed_after_a_write();
+    assert!(matches!(verdict(&model, &join(&lines)), Verdict::Valid));
+    let mut lost = lines.clone();
+    lost[start]["read"]["buckets"][b] = lines[1]["read"]["buckets"][b].clone();
+    assert_eq!(rejected_at(&model, &join(&lost)), start + 1, "a lost write");
+    let mut invented = lines.clone();
+    let lai = &mut invented[start]["read"]["buckets"][b]["lai"];
+    lai["leader_epoch"] = Value::from(lai["leader_epoch"].as_u64().unwrap() + 7);
+    assert_eq!(
+        rejected_at(&model, &join(&invented)),
+        start + 1,
+        "an invented write"
+    );
+    let mut no_task = lines.clone();
+    no_task[start]["read"]["task"] = Value::Null;
+    assert_eq!(
+        rejected_at(&model, &join(&no_task)),
+        start + 1,
+        "a lost task"
+    );
+}
+
+/// A host killed after an input's store operations but before its record leaves the record
+/// out: the restart's read shows the input's writes, and the model explains them as that input,
+/// cut short by the crash. Only the last input before a start may be missing so: with an
+/// earlier one left out, the records after it are unexplained.
+#[test]
+fn an_input_cut_short_by_a_crash_is_explained_only_just_before_the_start() {
+    let (model, lines, start, _) = crashed_after_a_write();
+    let mut cut = lines.clone();
+    cut.remove(start - 1);
+    assert!(
+        matches!(verdict(&model, &join(&cut)), Verdict::Valid),
+        "the last input before the start, left out"
+    );
+    let earlier = (2..start - 1)
+        .rev()
+        .find(|i| lines[*i]["type"] == "input" && lines[*i]["store"]["ops"].as_u64() > Some(1))
+        .expect("an earlier input that wrote");
+    let mut gap = lines.clone();
+    gap.remove(earlier);
+    assert!(
+        rejected_at(&model, &join(&gap)) <= start,
+        "an earlier input left out"
+    );
 }

@@ -39,6 +39,7 @@ USAGE:
     cargo run --release -p rebalance-manager --example cluster -- \\
         --buckets N --store file:DIR|zk:HOST:PORT [--seed S] [--crash-coordinator-at T] [--root PATH]
         [--log FILE] [--loss-per-million N] [--slow-per-million N] [--zk-outage-at T]
+        [--kill-at-store-op N]
 
 OPTIONS:
     --buckets N                 buckets in the cluster (8 servers, replication factor 3)
@@ -48,10 +49,12 @@ OPTIONS:
     --seed S                    the plan's and the network's seed (default 0x5eedf1a5; printed)
     --crash-coordinator-at T    after T inputs, crash the coordinator and start a new incarnation
                                 on a reopened store (the summary reports its recovery time)
-    --log FILE                  write the coordinator log (spec/log-format.md) to FILE, which must
-                                not exist, for `rebalance-conformance validate FILE`; needs a new
-                                store, and with at most 16 buckets the header carries the model
-                                configuration of this cluster
+    --log FILE                  write the coordinator log (spec/log-format.md) to FILE, for
+                                `rebalance-conformance validate FILE`. On a new store FILE must not
+                                exist; on a store a killed run left, FILE must be that run's log,
+                                and it is continued (a torn last line is kept and ended). With at
+                                most 16 buckets the header carries the model configuration of
+                                this cluster, and each start the store it read
     --loss-per-million N        messages lost per million (default 500); the validator
                                 sees every loss only as a delivery that never came
     --slow-per-million N        buckets with slow followers per million (default 10000)
@@ -59,17 +62,24 @@ OPTIONS:
                                 --kill), go on until three store operations have failed (at most
                                 30 inputs), and start it again ($ZK_SCRIPT --start-server); needs
                                 --store zk: under scripts/with-zookeeper.sh, which sets ZK_SCRIPT
+    --kill-at-store-op N        once this process has made N store operations (reads included),
+                                it sends itself SIGKILL: nothing is flushed or closed, the input
+                                in hand is cut off. Run again on the same store (and --log) to
+                                recover; the process-crash tests do (conformance/tests/validate.rs)
     -h, --help                  this text
 
 The plan is 70% moves, 20% leader-only changes and 10% no-ops; 1% of the buckets have slow
 followers (they time out and complete after reconcile) and 0.05% of the messages are lost. Time is
 simulated (30 s ticks); the figures are wall-clock. An existing store is opened and verified: a
-rebalance in progress is resumed, otherwise a new plan is registered from the stored assignments.
+rebalance in progress is resumed; a finished one is reported and left as it is (with --log, the
+new incarnation's start and an end record are logged); an empty one gets a new plan, registered
+from the stored assignments. --buckets must match the store's.
 
 EXIT CODES:
     0  the rebalance completed and every invariant held
     1  an invariant was violated, or the rebalance did not complete
-    2  bad usage (including a malformed address)
+    2  bad usage (including a malformed address, and --buckets or --log that do not match the
+       store)
     3  the store failed: unreachable server, corrupt data, a newer format version, ...
        (nothing is overwritten)
 ";
@@ -84,6 +94,7 @@ struct Args {
     zk_outage_at: Option<u64>,
     loss_per_million: u64,
     slow_per_million: u64,
+    kill_at: Option<u64>,
 }
 
 enum StoreArg {
@@ -101,6 +112,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
     let mut zk_outage_at = None;
     let mut loss_per_million = LOSS_PER_MILLION;
     let mut slow_per_million = SLOW_PER_MILLION;
+    let mut kill_at = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| {
@@ -171,6 +183,14 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
                         .map_err(|_| format!("--crash-coordinator-at {v}: not a number"))?,
                 );
             }
+            "--kill-at-store-op" => {
+                let v = value("--kill-at-store-op")?;
+                let n: u64 =
+                    v.parse().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                        format!("--kill-at-store-op {v}: expected a count from 1")
+                    })?;
+                kill_at = Some(n);
+            }
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -194,7 +214,29 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         zk_outage_at,
         loss_per_million,
         slow_per_million,
+        kill_at,
     }))
+}
+
+/// `--kill-at-store-op`: the process's store operations so far, and the one after which it dies.
+static STORE_OPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static KILL_AT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// Counts one store operation, and dies by SIGKILL if it was the `--kill-at-store-op`th: the
+/// operation's outcome is durable (or not) as the adapter left it, and nothing after it (the
+/// rest of the input, its log record, its effects) happens.
+fn store_op_done() {
+    let n = STORE_OPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    if KILL_AT.get() == Some(&n) {
+        eprintln!("\ncluster: SIGKILL after store operation {n}");
+        // SAFETY: kill(2) on our own pid with a valid signal number; it does not return.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
+        loop {
+            std::thread::park(); // the signal is on its way
+        }
+    }
 }
 
 /// A store that counts and times its successful writes (the figures), around any adapter.
@@ -223,6 +265,7 @@ impl<S: Store> Counted<S> {
             self.writes += 1;
             self.write_time += t.elapsed();
         }
+        store_op_done();
         r
     }
 }
@@ -232,10 +275,14 @@ impl<S: Store> Store for Counted<S> {
         self.timed(|s| s.elect_coordinator())
     }
     fn load_cluster(&mut self) -> Result<rebalance_manager::ClusterState, StoreError> {
-        self.inner.load_cluster()
+        let r = self.inner.load_cluster();
+        store_op_done();
+        r
     }
     fn read_task(&mut self) -> Result<Option<TaskNode>, StoreError> {
-        self.inner.read_task()
+        let r = self.inner.read_task();
+        store_op_done();
+        r
     }
     fn write_task(&mut self, e: Epoch, task: &TaskNode) -> Result<(), StoreError> {
         self.timed(|s| s.write_task(e, task))
@@ -304,10 +351,16 @@ impl Store for AnyStore {
 
 /// Why the run stopped early.
 enum Failure {
+    /// Arguments that do not fit the store (exit 2).
+    Usage(String),
     Store(String),
     Invariant(String),
 }
 
+/// The cluster before any rebalance: bucket `b` on servers `b, b+1, b+2` (mod 8), led by `b`,
+/// every replica in sync. Its metadata is stamped with coordinator epoch 1, the epoch the first
+/// incarnation elects, as the model's initial state has it (written by the first coordinator);
+/// the log's `read` field compares the store with the model's, stamp included.
 fn initial(n: u32) -> PersistedState {
     let mut s = PersistedState::default();
     for b in 0..n {
@@ -318,6 +371,7 @@ fn initial(n: u32) -> PersistedState {
                 lai: LeaderAndIsr {
                     leader: Some(a[0]),
                     isr: a.iter().copied().collect(),
+                    coordinator_epoch: 1,
                     ..LeaderAndIsr::default()
                 },
                 assignment: a,
@@ -421,41 +475,29 @@ type Host = Counted<Recorded<AnyStore>>;
 /// The coordinator log, when `--log` asked for one.
 type Log = Option<LogWriter<std::fs::File>>;
 
-/// The records of a start (R17) and its Recover, for the log, which a host writes as it goes.
-struct StartRecords {
+/// The start record (R17), written before the Recover runs: a process killed during its
+/// Recover has logged its start, and the validator explains the Recover as cut short.
+fn log_start(
+    log: &mut Log,
+    m: &Manager<Host>,
     now: u64,
-    start: Vec<Effect>,
-    recover: Vec<Effect>,
-    recover_ops: rebalance_manager::log::StoreOps,
-}
-
-/// Writes a start and its Recover to the log, if there is one.
-fn log_start(log: &mut Log, m: &Manager<Host>, r: &StartRecords) -> Result<(), Failure> {
+    effects: &[Effect],
+    read: Option<&PersistedState>,
+) -> Result<(), Failure> {
     if let Some(w) = log {
-        w.start(r.now, m.coordinator_epoch(), m.live(), &r.start)
-            .and_then(|_| {
-                w.input(
-                    r.now,
-                    &Input::Event(Event::Recover),
-                    &r.recover,
-                    r.recover_ops,
-                )
-            })
+        w.start(now, m.coordinator_epoch(), m.live(), effects, read)
             .map_err(|e| Failure::Store(format!("writing the log: {e}")))?;
     }
     Ok(())
 }
 
-/// R17 and R16: a new incarnation on `store`, recovered. Returns it, the time it took, and its
-/// records for the log.
-fn start(
-    store: AnyStore,
-    cluster: &mut Cluster,
-    now: u64,
-    events: &mut VecDeque<Event>,
-    replies: &mut Vec<Reply>,
-) -> Result<(Manager<Host>, Duration, StartRecords), Failure> {
-    let t = Instant::now();
+/// A new incarnation, its start's effects, and the store it read, if it read it back.
+type Started = (Manager<Host>, Vec<Effect>, Option<PersistedState>);
+
+/// R17: a new incarnation on `store`, and its effects (Recover queued). With `read`, the host
+/// reads the store back (two reads that are no input's), so that the log shows what this
+/// incarnation found.
+fn incarnate(store: AnyStore, cluster: &Cluster, now: u64, read: bool) -> Result<Started, Failure> {
     let (mut m, effects) = Manager::start(
         Config::default(),
         Counted::new(Recorded::new(store)),
@@ -464,36 +506,59 @@ fn start(
     )
     .map_err(|e| Failure::Store(e.to_string()))?;
     assert_eq!(effects, vec![Effect::Enqueue(Event::Recover)]);
-    m.store_mut().inner.take(); // the start's own reads and epoch write are not an input's
-    let recover = m.handle(now, Input::Event(Event::Recover));
-    let took = t.elapsed();
-    let records = StartRecords {
-        now,
-        start: effects,
-        recover: recover.clone(),
-        recover_ops: m.store_mut().inner.take(),
+    let read = if read {
+        let fail = |e: StoreError| Failure::Store(format!("reading the store back: {e}"));
+        let cluster = m.store_mut().load_cluster().map_err(fail)?;
+        let task = m.store_mut().read_task().map_err(fail)?;
+        Some(PersistedState {
+            coordinator_epoch: m.coordinator_epoch(),
+            task,
+            cluster,
+        })
+    } else {
+        None
     };
-    cluster.absorb(recover, events, replies);
+    m.store_mut().inner.take(); // the start's own reads and epoch write are not an input's
+    Ok((m, effects, read))
+}
+
+/// R16: the new incarnation's Recover, handled and logged.
+fn recover(
+    m: &mut Manager<Host>,
+    cluster: &mut Cluster,
+    now: u64,
+    log: &mut Log,
+    events: &mut VecDeque<Event>,
+    replies: &mut Vec<Reply>,
+) -> Result<(), Failure> {
+    let input = Input::Event(Event::Recover);
+    let effects = m.handle(now, input.clone());
+    record(log, m, now, &input, &effects)?;
+    cluster.absorb(effects, events, replies);
     if let (n, Some(e)) = m.store_failures() {
         if n > 0 {
             return Err(Failure::Store(format!("recovery: {e}")));
         }
     }
     m.check_invariants()
-        .map_err(|v| Failure::Invariant(format!("{v:?}")))?;
-    Ok((m, took, records))
+        .map_err(|v| Failure::Invariant(format!("{v:?}")))
 }
+
+/// The model holds at most this many buckets (model/src/types.rs).
+const MODEL_MAX_BUCKETS: usize = 16;
 
 /// The model configuration (the format of `model/configs/*.json`) of this cluster and `plan`,
 /// for the log's header: the model holds at most 16 buckets, so a larger cluster's header
-/// carries none. Loss is budgeted as the model's largest budget, and so are store failures under
-/// a ZooKeeper outage; nothing else fails.
+/// carries none. Loss is budgeted as the model's largest budget. So are coordinator crashes,
+/// registers and store failures: a process may be killed at any point and run again on the same
+/// store and log, and the model explains a kill in the middle of an input as a crash after that
+/// input with one store operation failed (spec/log-format.md, "Crashes"); each new process
+/// registers if the store holds no task. Server crashes, duplication and deletions never happen.
 fn model_config(
     args: &Args,
     records: &[(BucketId, BucketRecord)],
     plan: &Plan,
 ) -> Option<serde_json::Value> {
-    const MODEL_MAX_BUCKETS: usize = 16;
     if records.len() > MODEL_MAX_BUCKETS {
         return None;
     }
@@ -522,9 +587,9 @@ fn model_config(
         "max_inflight": c.max_inflight,
         "check_interval_ms": c.check_interval_ms,
         "budgets": {
-            "register": 1, "cancel": 0, "coordinator_crash": u8::from(args.crash_at.is_some()),
+            "register": 255, "cancel": 0, "coordinator_crash": 255,
             "server_crash": 0,
-            "store_failure": if args.zk_outage_at.is_some() { 255 } else { 0 },
+            "store_failure": 255,
             "message_loss": 255,
             "message_duplication": 0, "bucket_deletion": 0
         },
@@ -555,28 +620,78 @@ fn progress(m: &Manager<Host>, total: usize, inputs: u64) {
 }
 
 fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
+    if let Some(n) = args.kill_at {
+        KILL_AT.set(n).expect("set once");
+    }
     let mut rng = Rng::new(args.seed);
+    // The log, opened before the store is touched: a new one (created, never overwritten), or
+    // the one a killed run left, continued from its clock.
+    let mut new_log: Option<std::fs::File> = None;
+    let mut last_epoch = None;
+    let mut log: Log = None;
+    let mut now = 0u64;
+    if let Some(path) = &args.log {
+        let path = std::path::Path::new(path);
+        let appended = if path.exists() {
+            LogWriter::append(path).map_err(|e| Failure::Usage(format!("--log: {e}")))?
+        } else {
+            None
+        };
+        if let Some((w, resume)) = appended {
+            if resume.ended {
+                return Err(Failure::Usage(format!(
+                    "--log {}: this log ends with an end record: its run finished",
+                    path.display()
+                )));
+            }
+            if resume.torn {
+                eprintln!(
+                    "cluster: --log {}: the last line was torn (the run that wrote it was \
+                     killed); kept, and the log continues on the next line",
+                    path.display()
+                );
+            }
+            now = resume.now_ms;
+            log = Some(w);
+            last_epoch = resume.last_epoch;
+        } else {
+            // A new file, or the empty one a run killed before its header left.
+            new_log = Some(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(path)
+                    .map_err(|e| Failure::Store(format!("--log {}: {e}", path.display())))?,
+            );
+        }
+    }
     let store = open_store(args)?;
     let mut events = VecDeque::new();
     let mut replies = Vec::new();
-    let mut now = 0u64;
     // The simulated servers start from what the store says (their views survive restarts).
     let mut cluster = Cluster::new(0..SERVERS);
-    // Created before anything runs, so an existing file is refused before the store is touched.
-    let mut log_file = match &args.log {
-        Some(path) => Some(
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path)
-                .map_err(|e| Failure::Store(format!("--log {path}: {e}")))?,
-        ),
-        None => None,
-    };
-    let (mut m, _, first) = start(store, &mut cluster, now, &mut events, &mut replies)?;
+    let read = args.log.is_some() && args.buckets as usize <= MODEL_MAX_BUCKETS;
+    let (mut m, start_effects, found) = incarnate(store, &cluster, now, read)?;
+    if last_epoch.is_some_and(|e| m.coordinator_epoch() <= e) {
+        return Err(Failure::Usage(format!(
+            "--log {}: the log's last incarnation has coordinator epoch {}, this one {}: the log \
+             is of another store",
+            args.log.as_deref().unwrap_or_default(),
+            last_epoch.unwrap_or_default(),
+            m.coordinator_epoch()
+        )));
+    }
     let records: Vec<(BucketId, BucketRecord)> = (0..)
         .map_while(|b| m.bucket(b).map(|r| (b, r.clone())))
         .collect();
+    if records.len() != args.buckets as usize {
+        return Err(Failure::Usage(format!(
+            "--buckets {}: the store holds {} buckets",
+            args.buckets,
+            records.len()
+        )));
+    }
     for (b, r) in &records {
         cluster.init_bucket(*b, r);
         if rng.chance(args.slow_per_million) {
@@ -592,34 +707,55 @@ fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
             StoreArg::Zk(a) => format!("zk:{a}{}", args.root),
         }
     );
-    let mut log: Log = None;
-    if m.overall() != Some(OverallStatus::Rebalancing) {
-        let plan = plan_for(&records, &mut rng);
-        if let Some(file) = log_file.take() {
-            let header = model_config(args, &records, &plan);
-            log = Some(
-                LogWriter::new(file, header)
-                    .map_err(|e| Failure::Store(format!("writing the log: {e}")))?,
-            );
-            log_start(&mut log, &m, &first)?;
+    let mut stats = Run {
+        inputs: 0,
+        recovery: Vec::new(),
+    };
+    let write_failed = |e: std::io::Error| Failure::Store(format!("writing the log: {e}"));
+    // A new log's header describes the plan this run registers, so it is drawn now.
+    let fresh_log = new_log.is_some();
+    let mut plan = None;
+    if let Some(file) = new_log.take() {
+        if found.as_ref().is_some_and(|f| f.task.is_some()) {
+            return Err(already_rebalancing(args));
         }
-        let input = Input::Register { plan };
-        let effects = m.handle(now, input.clone());
-        record(&mut log, &mut m, now, &input, &effects)?;
-        cluster.absorb(effects, &mut events, &mut replies);
-        match replies.last() {
-            Some(Reply::Accepted(_)) => {}
-            other => return Err(Failure::Store(format!("register: {other:?}"))),
+        let p = plan_for(&records, &mut rng);
+        let header = model_config(args, &records, &p);
+        log = Some(LogWriter::new(file, header).map_err(write_failed)?);
+        plan = Some(p);
+    }
+    log_start(&mut log, &m, now, &start_effects, found.as_ref())?;
+    recover(
+        &mut m,
+        &mut cluster,
+        now,
+        &mut log,
+        &mut events,
+        &mut replies,
+    )?;
+    match m.overall() {
+        None => {
+            let plan = plan.unwrap_or_else(|| plan_for(&records, &mut rng));
+            let input = Input::Register { plan };
+            let effects = m.handle(now, input.clone());
+            record(&mut log, &mut m, now, &input, &effects)?;
+            cluster.absorb(effects, &mut events, &mut replies);
+            match replies.last() {
+                Some(Reply::Accepted(_)) => {}
+                other => return Err(Failure::Store(format!("register: {other:?}"))),
+            }
         }
-    } else {
-        if log_file.is_some() {
-            return Err(Failure::Store(
-                "--log needs a new store: this one holds a rebalance in progress, which the \
-                 log's model configuration cannot describe"
-                    .into(),
-            ));
+        Some(_) if fresh_log => return Err(already_rebalancing(args)),
+        Some(OverallStatus::Rebalancing) => {
+            eprintln!("cluster: resuming the rebalance in progress")
         }
-        eprintln!("cluster: resuming the rebalance in progress");
+        Some(status) => {
+            eprintln!("cluster: the store's rebalance has finished ({status:?}); nothing to do");
+            if let Some(w) = &mut log {
+                w.end(now).map_err(write_failed)?;
+            }
+            return Ok((m, stats, Duration::ZERO));
+        }
     }
 
     let wall = Instant::now();
@@ -628,10 +764,6 @@ fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
         Duration::from_millis(250)
     } else {
         Duration::from_secs(10)
-    };
-    let mut stats = Run {
-        inputs: 0,
-        recovery: Vec::new(),
     };
     let mut crashed = false;
     // The ZooKeeper outage: the store failure count at which, or the input at which, it ends.
@@ -666,14 +798,20 @@ fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
             events.clear(); // and so does its event queue
             let t = Instant::now();
             let store = open_store(args)?;
-            let open_time = t.elapsed();
-            let (restarted, took, records) =
-                start(store, &mut cluster, now, &mut events, &mut replies)?;
+            let (restarted, effects, found) = incarnate(store, &cluster, now, read)?;
             m = restarted;
-            log_start(&mut log, &m, &records)?;
+            log_start(&mut log, &m, now, &effects, found.as_ref())?;
+            recover(
+                &mut m,
+                &mut cluster,
+                now,
+                &mut log,
+                &mut events,
+                &mut replies,
+            )?;
             m.store_mut().writes += writes.0;
             m.store_mut().write_time += writes.1;
-            stats.recovery.push(open_time + took);
+            stats.recovery.push(t.elapsed());
         }
         let input = if !cluster.net.is_empty() {
             if rng.chance(args.loss_per_million) {
@@ -720,6 +858,15 @@ fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
     Ok((m, stats, wall.elapsed()))
 }
 
+/// A new log for a store that already holds a rebalance: its header could not describe it.
+fn already_rebalancing(args: &Args) -> Failure {
+    Failure::Usage(format!(
+        "--log {}: the store already holds a rebalance, which a new log's model configuration \
+         cannot describe: give the log of the run that left it, or a new store",
+        args.log.as_deref().unwrap_or_default()
+    ))
+}
+
 /// Writes one input to the log, if there is one, with the store operations it made.
 fn record(
     log: &mut Log,
@@ -751,6 +898,10 @@ fn main() -> ExitCode {
     };
     let (m, stats, wall) = match run(&args) {
         Ok(r) => r,
+        Err(Failure::Usage(e)) => {
+            eprintln!("error: {e}\n(see --help)");
+            return ExitCode::from(2);
+        }
         Err(Failure::Store(e)) => {
             eprintln!("\nerror: store: {e}");
             return ExitCode::from(3);

@@ -8,6 +8,10 @@
 //! [`LogWriter::input`] after each `Manager::handle`. Inputs and effects are encoded as the
 //! driver protocol encodes them ([`crate::wire`]).
 
+// The host layer, not the core: [`LogWriter::append`] reads and opens the log file a killed
+// host left (clippy.toml bans file I/O for the crate, for the core's sake).
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 
@@ -53,22 +57,28 @@ impl<W: Write> LogWriter<W> {
         Ok(w)
     }
 
-    /// An incarnation started (R17): the epoch it took, the servers it found live, and the
-    /// start's effects.
+    /// An incarnation started (R17): the epoch it took, the servers it found live, the start's
+    /// effects, and, if the host read it, the store as the incarnation found it (its own epoch
+    /// written, the task and every bucket's metadata): the validator then checks that every
+    /// write acknowledged before a crash is there, and nothing else but what the crash cut.
     pub fn start(
         &mut self,
         now_ms: u64,
         coordinator_epoch: Epoch,
         live: &BTreeSet<ServerId>,
         effects: &[Effect],
+        read: Option<&PersistedState>,
     ) -> io::Result<()> {
-        let v = json!({
+        let mut v = json!({
             "type": "start",
             "now_ms": now_ms,
             "coordinator_epoch": coordinator_epoch,
             "live": live.iter().collect::<Vec<_>>(),
             "effects": effects_json(effects)?,
         });
+        if let Some(store) = read {
+            v["read"] = serde_json::to_value(convert::store(store)).map_err(io::Error::other)?;
+        }
         self.line(&v)
     }
 
@@ -100,9 +110,12 @@ impl<W: Write> LogWriter<W> {
         self.line(&json!({"type": "end", "now_ms": now_ms}))
     }
 
+    /// One record, handed to the writer in one piece: a host killed mid-write then leaves at
+    /// most one torn line, and an unbuffered file costs one system call per record.
     fn line(&mut self, v: &Value) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, v).map_err(io::Error::other)?;
-        self.out.write_all(b"\n")?;
+        let mut text = serde_json::to_vec(v).map_err(io::Error::other)?;
+        text.push(b'\n');
+        self.out.write_all(&text)?;
         self.out.flush()
     }
 
@@ -110,6 +123,98 @@ impl<W: Write> LogWriter<W> {
     pub fn get_ref(&self) -> &W {
         &self.out
     }
+}
+
+impl LogWriter<std::fs::File> {
+    /// Continues the log at `path`, which a host that died (killed, crashed) left behind: its
+    /// header is kept, and a torn last line (the record the host was writing when it died) is
+    /// ended with a newline, so it stays in the log as evidence and the next record starts a
+    /// line of its own. The validator accepts a torn line only as the last line or just before
+    /// a `start`. Returns the writer and what the log says about where the run stopped; or
+    /// `None` if the file holds no whole line (the host that created it died before its header
+    /// was written), in which case it is emptied for a new log to be written into.
+    pub fn append(path: &std::path::Path) -> io::Result<Option<(Self, Resume)>> {
+        let text = std::fs::read(path)?;
+        if !text.contains(&b'\n') {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(path)?;
+            return Ok(None);
+        }
+        let bad = |why: String| io::Error::new(io::ErrorKind::InvalidData, why);
+        let complete = text.ends_with(b"\n");
+        let mut lines = text.split(|b| *b == b'\n').filter(|l| !l.is_empty());
+        let header: Value = lines
+            .next()
+            .and_then(|l| serde_json::from_slice(l).ok())
+            .ok_or_else(|| bad(format!("{}: no log header on line 1", path.display())))?;
+        if header.get("log").and_then(Value::as_str) != Some(FORMAT)
+            || header.get("version").and_then(Value::as_u64) != Some(VERSION)
+        {
+            return Err(bad(format!(
+                "{}: not a {FORMAT} version {VERSION} log",
+                path.display()
+            )));
+        }
+        let records: Vec<&[u8]> = lines.collect();
+        let torn = !complete && !records.is_empty();
+        let whole = if torn {
+            &records[..records.len() - 1]
+        } else {
+            &records[..]
+        };
+        let mut resume = Resume {
+            now_ms: 0,
+            torn,
+            ended: false,
+            records: whole.len(),
+            last_epoch: None,
+        };
+        for r in whole {
+            let v: Value = serde_json::from_slice(r).unwrap_or(Value::Null);
+            if v.get("type").and_then(Value::as_str) == Some("start") {
+                let e = v.get("coordinator_epoch").and_then(Value::as_u64);
+                resume.last_epoch = resume.last_epoch.max(e);
+            }
+        }
+        if let Some(last) = whole.last() {
+            let v: Value = serde_json::from_slice(last).map_err(|e| {
+                bad(format!(
+                    "{}: the last whole line is not a record: {e}",
+                    path.display()
+                ))
+            })?;
+            resume.now_ms = v
+                .get("now_ms")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| bad(format!("{}: the last record has no now_ms", path.display())))?;
+            resume.ended = v.get("type").and_then(Value::as_str) == Some("end");
+        }
+        let mut out = std::fs::OpenOptions::new().append(true).open(path)?;
+        if !complete && !text.is_empty() {
+            out.write_all(b"\n")?;
+            out.flush()?;
+        }
+        Ok(Some((LogWriter { out }, resume)))
+    }
+}
+
+/// Where a log that [`LogWriter::append`] continues stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resume {
+    /// The clock of the last whole record: a new incarnation starts there (spec/log-format.md,
+    /// "Time": the clock moves only at a logged tick).
+    pub now_ms: u64,
+    /// The last line was torn (the host died writing it).
+    pub torn: bool,
+    /// The last whole record is `end`: the run finished.
+    pub ended: bool,
+    /// Whole records after the header.
+    pub records: usize,
+    /// The highest coordinator epoch a `start` logged: the next incarnation must elect above it,
+    /// or the log is of another store.
+    pub last_epoch: Option<u64>,
 }
 
 fn effects_json(effects: &[Effect]) -> io::Result<Vec<Value>> {

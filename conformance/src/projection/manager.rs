@@ -102,28 +102,7 @@ pub fn state(
     o: &mut State,
 ) {
     o.clear();
-    o.store_coordinator_epoch = store.coordinator_epoch;
-    o.task = store.task.as_ref().map(|t| {
-        o.plan.extend(t.plan.buckets.iter().map(|(b, e)| PlanEntry {
-            bucket: (*b).into(),
-            ors: servers(&e.ors),
-            trs: servers(&e.trs),
-            old_leader: e.old_leader.map(u64::from),
-            new_leader: e.new_leader.into(),
-        }));
-        Task {
-            id: t.id,
-            status: task_status(t.status),
-            cancel_requested: t.cancel_requested,
-        }
-    });
-    o.buckets
-        .extend(store.cluster.buckets.iter().map(|(b, r)| BucketId {
-            bucket: (*b).into(),
-            assignment: servers(&r.assignment),
-            lai: lai(&r.lai),
-            deleted: store.cluster.deleted.contains(b),
-        }));
+    self::store(store, o);
     let now = snap.now_ms;
     o.ce = snap.coordinator_epoch;
     o.live = set(&snap.live);
@@ -172,6 +151,33 @@ pub fn state(
     };
     o.events.extend(queue.iter().map(event));
     o.restored = snap.restored as u64;
+}
+
+/// Fills the store's part of `o` (coordinator epoch, task, plan, cluster metadata) from
+/// `store`, leaving the rest as it is.
+pub fn store(store: &mgr::PersistedState, o: &mut State) {
+    o.store_coordinator_epoch = store.coordinator_epoch;
+    o.task = store.task.as_ref().map(|t| {
+        o.plan.extend(t.plan.buckets.iter().map(|(b, e)| PlanEntry {
+            bucket: (*b).into(),
+            ors: servers(&e.ors),
+            trs: servers(&e.trs),
+            old_leader: e.old_leader.map(u64::from),
+            new_leader: e.new_leader.into(),
+        }));
+        Task {
+            id: t.id,
+            status: task_status(t.status),
+            cancel_requested: t.cancel_requested,
+        }
+    });
+    o.buckets
+        .extend(store.cluster.buckets.iter().map(|(b, r)| BucketId {
+            bucket: (*b).into(),
+            assignment: servers(&r.assignment),
+            lai: lai(&r.lai),
+            deleted: store.cluster.deleted.contains(b),
+        }));
 }
 
 /// Fills `o` with the manager's `effects` of the step `action`, each kind kept in emission order.

@@ -332,7 +332,7 @@ pub struct State {
 
 impl State {
     /// Empties every list, keeping its capacity.
-    fn clear(&mut self) {
+    pub fn clear(&mut self) {
         self.plan.clear();
         self.buckets.clear();
         self.status.clear();

@@ -57,29 +57,7 @@ fn lai(l: &model::LeaderAndIsr) -> Lai {
 /// Fills `o` with the projection of the model's state `s`.
 pub fn state(s: &SystemState, o: &mut State) {
     o.clear();
-    o.store_coordinator_epoch = s.store.coordinator_epoch.into();
-    o.task = s.store.task.as_ref().map(|t| {
-        o.plan.extend(t.plan.iter().map(|e| PlanEntry {
-            bucket: e.bucket.into(),
-            ors: servers(&e.ors),
-            trs: servers(&e.trs),
-            old_leader: Some(e.old_leader.into()),
-            new_leader: e.new_leader.into(),
-        }));
-        Task {
-            id: t.id.into(),
-            status: task_status(t.status),
-            cancel_requested: t.cancel_requested,
-        }
-    });
-    let meta = &s.store.buckets;
-    o.buckets
-        .extend((0..meta.assignment.len()).map(|b| BucketId {
-            bucket: b as u64,
-            assignment: servers(&meta.assignment[b]),
-            lai: lai(&meta.lai[b]),
-            deleted: meta.deleted[b],
-        }));
+    store(s, o);
     let c = &s.coordinator;
     o.ce = c.ce.into();
     o.live = set(c.live);
@@ -126,6 +104,34 @@ pub fn state(s: &SystemState, o: &mut State) {
     };
     o.events.extend(c.events.iter().map(event));
     o.restored = s.ghost.restored.len() as u64;
+}
+
+/// Fills the store's part of `o` (coordinator epoch, task, plan, cluster metadata) from the
+/// model's store in `s`, leaving the rest as it is.
+pub fn store(s: &SystemState, o: &mut State) {
+    o.store_coordinator_epoch = s.store.coordinator_epoch.into();
+    o.task = s.store.task.as_ref().map(|t| {
+        o.plan.extend(t.plan.iter().map(|e| PlanEntry {
+            bucket: e.bucket.into(),
+            ors: servers(&e.ors),
+            trs: servers(&e.trs),
+            old_leader: Some(e.old_leader.into()),
+            new_leader: e.new_leader.into(),
+        }));
+        Task {
+            id: t.id.into(),
+            status: task_status(t.status),
+            cancel_requested: t.cancel_requested,
+        }
+    });
+    let meta = &s.store.buckets;
+    o.buckets
+        .extend((0..meta.assignment.len()).map(|b| BucketId {
+            bucket: b as u64,
+            assignment: servers(&meta.assignment[b]),
+            lai: lai(&meta.lai[b]),
+            deleted: meta.deleted[b],
+        }));
 }
 
 /// Fills `o` with the coordinator's output of the step `action`, `out`: messages in send order,

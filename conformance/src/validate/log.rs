@@ -12,12 +12,13 @@ use decode::{get, object, tag, Decode, Path, WireError};
 /// A record of the log, after the header.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Record {
-    /// An incarnation started (R17).
+    /// An incarnation started (R17), with the store as it found it if the host read it back.
     Start {
         now_ms: u64,
         coordinator_epoch: u64,
         live: Vec<u32>,
         effects: Vec<mgr::Effect>,
+        read: Option<mgr::PersistedState>,
     },
     /// One input handled.
     Input {
@@ -53,9 +54,10 @@ pub struct Log {
     /// The header's model configuration, if it carried one (the configuration file format).
     pub model: Option<Value>,
     pub lines: Vec<Line>,
-    /// A torn last line (no newline at the end, and not a record): its number. The host died
-    /// while writing it; it is ignored.
-    pub torn: Option<usize>,
+    /// Torn lines, by number: a host died while writing each. Only the last line (with no
+    /// newline after it), or a line just before a `start` (the next process ended it), may be
+    /// torn, and a torn line is the start of a JSON value cut short. They are ignored.
+    pub torn: Vec<usize>,
 }
 
 /// A log that cannot be read: the line and what is wrong with it.
@@ -73,8 +75,9 @@ fn at(line: usize) -> impl Fn(WireError) -> LogError {
     }
 }
 
-/// Parses a log. The last line may be torn (no final newline and not valid JSON): it is
-/// reported in [`Log::torn`] and skipped. Any other bad line is an error.
+/// Parses a log. The last line may be torn (no final newline and not valid JSON), and so may a
+/// line just before a `start`, which the restarted host ended with a newline: each is a JSON
+/// value cut short, reported in [`Log::torn`] and skipped. Any other bad line is an error.
 pub fn parse(text: &str) -> Result<Log, LogError> {
     let complete = text.ends_with('\n');
     let lines: Vec<&str> = text.lines().collect();
@@ -88,7 +91,7 @@ pub fn parse(text: &str) -> Result<Log, LogError> {
     let mut log = Log {
         model,
         lines: Vec::new(),
-        torn: None,
+        torn: Vec::new(),
     };
     for (i, text) in lines.iter().enumerate().skip(1) {
         let number = i + 1;
@@ -111,12 +114,26 @@ pub fn parse(text: &str) -> Result<Log, LogError> {
         match record(text) {
             Ok(record) => log.lines.push(Line { number, record }),
             Err(WireError::NotJson(_)) if !complete && number == lines.len() => {
-                log.torn = Some(number);
+                log.torn.push(number);
+            }
+            Err(WireError::NotJson(_)) if cut_short(text) && before_start(lines.get(i + 1)) => {
+                log.torn.push(number);
             }
             Err(e) => return Err(at(number)(e)),
         }
     }
     Ok(log)
+}
+
+/// Whether `text` is the start of a JSON value cut short (what a write that died leaves), not
+/// JSON that is wrong.
+fn cut_short(text: &str) -> bool {
+    serde_json::from_str::<Value>(text).is_err_and(|e| e.is_eof())
+}
+
+/// Whether `next` is a `start` record: a new process began after the one that tore the line.
+fn before_start(next: Option<&&str>) -> bool {
+    next.is_some_and(|t| matches!(record(t), Ok(Record::Start { .. })))
 }
 
 fn header(text: &str) -> Result<Option<Value>, WireError> {
@@ -156,13 +173,25 @@ fn record(text: &str) -> Result<Record, WireError> {
             let m = object(
                 &v,
                 &root,
-                &["type", "now_ms", "coordinator_epoch", "live", "effects"],
+                &[
+                    "type",
+                    "now_ms",
+                    "coordinator_epoch",
+                    "live",
+                    "effects",
+                    "read",
+                ],
             )?;
+            let read = match m.get("read") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(convert::store_from(&get::<wire::Store>(m, "read", &root)?)),
+            };
             Ok(Record::Start {
                 now_ms: get(m, "now_ms", &root)?,
                 coordinator_epoch: get(m, "coordinator_epoch", &root)?,
                 live: get(m, "live", &root)?,
                 effects: effects(m, &root)?,
+                read,
             })
         }
         _ => {
@@ -240,11 +269,35 @@ mod tests {
     fn a_torn_last_line_is_skipped_and_reported() {
         let text = format!("{HEAD}\n{{\"type\":\"inp");
         let log = parse(&text).unwrap();
-        assert_eq!(log.torn, Some(2));
+        assert_eq!(log.torn, vec![2]);
         assert!(log.lines.is_empty());
         // The same line with its newline was written whole: it is an error, not a tear.
         let e = parse(&format!("{text}\n")).unwrap_err();
         assert_eq!(e.line, 2);
+    }
+
+    const START: &str =
+        r#"{"type":"start","now_ms":0,"coordinator_epoch":2,"live":[0],"effects":[]}"#;
+
+    #[test]
+    fn a_torn_line_before_a_start_is_skipped_and_reported() {
+        let log = parse(&format!("{HEAD}\n{{\"type\":\"inp\n{START}\n")).unwrap();
+        assert_eq!(log.torn, vec![2]);
+        assert_eq!(log.lines.len(), 1);
+        // Before anything but a start, or when it is not JSON cut short, it is an error.
+        let tick = r#"{"type":"input","now_ms":0,"input":{"type":"tick"},"effects":[],"store":{"ops":0,"failed":null,"failures":0}}"#;
+        assert_eq!(
+            parse(&format!("{HEAD}\n{{\"type\":\"inp\n{tick}\n"))
+                .unwrap_err()
+                .line,
+            2
+        );
+        assert_eq!(
+            parse(&format!("{HEAD}\n{{\"type\"}}\n{START}\n"))
+                .unwrap_err()
+                .line,
+            2
+        );
     }
 
     #[test]

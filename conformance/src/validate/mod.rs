@@ -158,13 +158,63 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> 
         return (Verdict::Valid, stats);
     };
     stats.records += 1;
+    let tick_ms = model.config.tick_ms();
+    let mut clock = first.record.now_ms();
+    let mut frontier = vec![init.clone()];
     match &first.record {
+        // Hosts that died before they wrote anything (the first one elected the model's
+        // initial epoch, each one the next): the first record is then a later start, explained
+        // from the initial state as any start is.
+        Record::Start {
+            coordinator_epoch, ..
+        } if *coordinator_epoch > u64::from(init.coordinator.ce) => {
+            match explain_record(model, &frontier, &first.record, limits, lazy, &mut stats) {
+                Ok(next) => frontier = next,
+                Err(miss) => {
+                    return (
+                        Verdict::Unexplained(Unexplained {
+                            line: first.number,
+                            summary: "no crash of the model's initial coordinator explains this \
+                                      first start"
+                                .into(),
+                            candidates: miss.candidates,
+                            before: vec![init],
+                            closest: miss.closest,
+                        }),
+                        stats,
+                    )
+                }
+            }
+        }
         Record::Start {
             coordinator_epoch,
             effects,
             ..
         } if *coordinator_epoch == u64::from(init.coordinator.ce)
-            && effects == &[mgr::Effect::Enqueue(mgr::Event::Recover)] => {}
+            && effects == &[mgr::Effect::Enqueue(mgr::Event::Recover)] =>
+        {
+            if let Record::Start { read: Some(r), .. } = &first.record {
+                if let Some((_, why)) = read_differs(&init, r) {
+                    return (
+                        Verdict::Unexplained(Unexplained {
+                            line: first.number,
+                            summary: "the first incarnation's store is not the model's initial \
+                                      store"
+                                .into(),
+                            candidates: 1,
+                            before: vec![init],
+                            closest: Some(why),
+                        }),
+                        stats,
+                    );
+                }
+            }
+            if init.coordinator.events.is_empty() {
+                if let Some(verdict) = initial_recover(records.next(), &mut stats) {
+                    return (verdict, stats);
+                }
+            }
+        }
         other => {
             return (
                 Verdict::Unexplained(Unexplained {
@@ -182,41 +232,6 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> 
             )
         }
     }
-    if init.coordinator.events.is_empty() {
-        let recover = mgr::Input::Event(mgr::Event::Recover);
-        match records.next() {
-            Some(Line {
-                record:
-                    Record::Input {
-                        input,
-                        effects,
-                        store,
-                        ..
-                    },
-                ..
-            }) if *input == recover && effects.is_empty() && store.failures == 0 => {
-                stats.records += 1
-            }
-            Some(l) => {
-                return (
-                    Verdict::Unexplained(Unexplained {
-                        line: l.number,
-                        summary: "on a store with no task, the second record must be the Recover \
-                                  event, with no effect and no failed store operation"
-                            .into(),
-                        candidates: 1,
-                        before: Vec::new(),
-                        closest: None,
-                    }),
-                    stats,
-                )
-            }
-            None => return (Verdict::Valid, stats),
-        }
-    }
-    let tick_ms = model.config.tick_ms();
-    let mut clock = first.record.now_ms();
-    let mut frontier = vec![init];
     for line in records {
         stats.records += 1;
         let now = line.record.now_ms();
@@ -306,6 +321,38 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> 
     (Verdict::Valid, stats)
 }
 
+/// On a store with no task, the model's initial coordinator has run its Recover, which found
+/// nothing: the log's second record must be that Recover, with no effect and no failed store
+/// operation. A verdict if it is not (or if the log ends there).
+fn initial_recover(second: Option<&Line>, stats: &mut Stats) -> Option<Verdict> {
+    let recover = mgr::Input::Event(mgr::Event::Recover);
+    match second {
+        Some(Line {
+            record:
+                Record::Input {
+                    input,
+                    effects,
+                    store,
+                    ..
+                },
+            ..
+        }) if *input == recover && effects.is_empty() && store.failures == 0 => {
+            stats.records += 1;
+            None
+        }
+        Some(l) => Some(Verdict::Unexplained(Unexplained {
+            line: l.number,
+            summary: "on a store with no task, the second record must be the Recover event, \
+                      with no effect and no failed store operation"
+                .into(),
+            candidates: 1,
+            before: Vec::new(),
+            closest: None,
+        })),
+        None => Some(Verdict::Valid),
+    }
+}
+
 /// Why no state explained a record.
 struct Miss {
     /// A bound cut the hidden search.
@@ -348,25 +395,39 @@ fn explain_record(
     let mut depth = 0;
     loop {
         for s in &level {
-            stats.states += 1;
-            miss.candidates += 1;
-            for (action, stutter) in candidates(model, s, record) {
-                if stutter {
-                    matched.entry(fingerprint(s)).or_insert_with(|| s.clone());
-                    continue;
-                }
-                let Some((post, out)) = model.step(s, &action) else {
-                    continue;
-                };
-                miss.any_enabled = true;
-                match explains(&action, &out, &post, record) {
-                    Ok(()) => {
-                        matched.entry(fingerprint(&post)).or_insert(post);
+            // A start may follow an input the crash cut short: its record never written, its
+            // effects never released, some of its store operations done (see [`interrupted`]).
+            let mut tried = vec![(None, s.clone())];
+            if matches!(record, Record::Start { .. }) {
+                tried.extend(interrupted(model, s).map(|(a, n)| (Some(a), n)));
+            }
+            for (cut, s) in &tried {
+                stats.states += 1;
+                miss.candidates += 1;
+                for (action, stutter) in candidates(model, s, record) {
+                    if stutter {
+                        matched.entry(fingerprint(s)).or_insert_with(|| s.clone());
+                        continue;
                     }
-                    Err((score, why)) => {
-                        if best.is_none_or(|b| score < b) {
-                            best = Some(score);
-                            miss.closest = Some(why);
+                    let Some((post, out)) = step(model, s, &action, record) else {
+                        continue;
+                    };
+                    miss.any_enabled = true;
+                    match explains(&action, &out, &post, record) {
+                        Ok(()) => {
+                            matched.entry(fingerprint(&post)).or_insert(post);
+                        }
+                        Err((score, why)) => {
+                            if best.is_none_or(|b| score < b) {
+                                best = Some(score);
+                                miss.closest = Some(match cut {
+                                    Some(a) => format!(
+                                        "after the input cut short by the crash, {}: {why}",
+                                        rebalance_model::describe::action(a)
+                                    ),
+                                    None => why,
+                                });
+                            }
                         }
                     }
                 }
@@ -400,6 +461,55 @@ fn explain_record(
     // The same states in the same order on every run (a HashMap's order is not).
     out.sort_by_key(fingerprint);
     Ok(out)
+}
+
+/// The model's step `action` from `s` as `record` needs it. A start whose coordinator epoch is
+/// more than one above the model's follows incarnations that died before they logged anything:
+/// each elected its epoch (its one durable change) and was killed before its start record, so
+/// the crash is repeated up to the record's epoch; only the last one's output is compared.
+fn step(
+    model: &RebalanceModel,
+    s: &SystemState,
+    action: &Action,
+    record: &Record,
+) -> Option<(SystemState, StepOutput)> {
+    let (mut post, mut out) = model.step(s, action)?;
+    if let (
+        Action::CrashCoordinator,
+        Record::Start {
+            coordinator_epoch, ..
+        },
+    ) = (action, record)
+    {
+        while u64::from(post.coordinator.ce) < *coordinator_epoch {
+            (post, out) = model.step(&post, action)?;
+        }
+    }
+    Some((post, out))
+}
+
+/// The inputs a crash may have cut short in `s`, each with the state after it: every step of
+/// the coordinator's own code (an input of the host: a request, a tick, an event, a response, an
+/// AdjustIsr, a server or deletion notice), with any one of its store operations failed or none.
+/// A host killed in the middle of an input has written no record of it and released none of its
+/// effects, and the store operations it finished are durable. The model's step that fails its
+/// k-th operation has done the ones before k and, where a failure aborts the step (R8: every
+/// rule but R19, R20 and R23.5), none after it; the crash then discards the incarnation's
+/// memory, so what remains of the step is exactly the store operations before k: a kill after
+/// k-1 operations, or, with none failed, a kill after the last. The messages it sends stay in the
+/// model's network; the real host never sent them, which the model explains as messages never
+/// delivered (spec/log-format.md, "Crashes").
+fn interrupted(
+    model: &RebalanceModel,
+    s: &SystemState,
+) -> impl Iterator<Item = (Action, SystemState)> {
+    let mut out = Vec::new();
+    model.successors(s, |a, n, _| {
+        if a.can_fail_store() {
+            out.push((a, n));
+        }
+    });
+    out.into_iter()
 }
 
 /// The model actions that could be `record` from `s`, each with whether it is the stutter of a
@@ -525,6 +635,30 @@ fn server(x: mgr::ServerId) -> Option<rebalance_model::ServerId> {
     rebalance_model::ServerId::try_from(x).ok()
 }
 
+/// How the store a new incarnation `read` differs from the model's store in `post`, if it does:
+/// a score (differing lines) and the keyed diff. Every write acknowledged before a crash must
+/// be in it, and no write the model did not make.
+fn read_differs(post: &SystemState, read: &mgr::PersistedState) -> Option<(usize, String)> {
+    let (ours, theirs) = projection::with_states(|p| {
+        p.model.clear();
+        p.manager.clear();
+        projection::model::store(post, &mut p.model);
+        projection::manager::store(read, &mut p.manager);
+        (p.model != p.manager).then(|| (p.model.render(), p.manager.render()))
+    })?;
+    let lines = crate::diff::side_by_side(&ours, &theirs);
+    let score = lines.iter().filter(|l| l.model != l.manager).count();
+    Some((
+        score,
+        format!(
+            "the store the new incarnation read differs from the model's, first at `{}` \
+             (model | log)\n{}",
+            projection::first_differing_key(&ours, &theirs),
+            crate::diff::render_as(&lines, "log")
+        ),
+    ))
+}
+
 /// Whether the model's step `action` (output `out`, state `post`) is the record: the same
 /// effects (as the lockstep compares them), the same number of store operations where the
 /// action can fail the store, and for a start the same epoch and live servers. Otherwise a
@@ -541,6 +675,7 @@ fn explains(
             coordinator_epoch,
             live,
             effects,
+            read,
             ..
         } => {
             let model_live: Vec<u32> = post.coordinator.live.iter().map(u32::from).collect();
@@ -553,6 +688,9 @@ fn explains(
                         post.coordinator.ce
                     ),
                 ));
+            }
+            if let Some((score, why)) = read.as_ref().and_then(|r| read_differs(post, r)) {
+                return Err((score, format!("{step}: {why}")));
             }
             (effects, None)
         }
@@ -572,7 +710,7 @@ fn explains(
             format!(
                 "{step}: effects differ, first at `{}` (model | log)\n{}",
                 projection::first_differing_key(&ours, &theirs),
-                crate::diff::render(&lines)
+                crate::diff::render_as(&lines, "log")
             ),
         ));
     }

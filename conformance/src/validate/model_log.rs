@@ -35,8 +35,14 @@ pub fn model_log(model: &RebalanceModel, steps: &[Action]) -> Result<ModelLog, S
     };
     let io = |e: std::io::Error| e.to_string();
     let recover = [mgr::Effect::Enqueue(mgr::Event::Recover)];
-    w.start(0, state.coordinator.ce.into(), &live(&state), &recover)
-        .map_err(io)?;
+    w.start(
+        0,
+        state.coordinator.ce.into(),
+        &live(&state),
+        &recover,
+        Some(&translate::store(&state)),
+    )
+    .map_err(io)?;
     line += 1;
     if state.coordinator.events.is_empty() {
         let ops = StoreOps {
@@ -81,8 +87,14 @@ pub fn model_log(model: &RebalanceModel, steps: &[Action]) -> Result<ModelLog, S
                 Some(mgr::Input::Tick)
             }
             Action::CrashCoordinator => {
-                w.start(now, post.coordinator.ce.into(), &live(&post), &effects)
-                    .map_err(io)?;
+                w.start(
+                    now,
+                    post.coordinator.ce.into(),
+                    &live(&post),
+                    &effects,
+                    Some(&translate::store(&post)),
+                )
+                .map_err(io)?;
                 None
             }
             _ => None, // a server's, the network's or a deposed coordinator's step

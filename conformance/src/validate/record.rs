@@ -44,7 +44,13 @@ impl Recording {
         self.sink
             .lock()
             .expect("sink")
-            .start(now_ms, m.coordinator_epoch(), m.live(), effects)
+            .start(
+                now_ms,
+                m.coordinator_epoch(),
+                m.live(),
+                effects,
+                mgr::Store::inspect(m.store()),
+            )
             .expect("writing to memory");
     }
 }

@@ -1,4 +1,5 @@
-//! Helpers shared by the conformance test files.
+//! Helpers shared by the conformance test files (each file uses some of them).
+#![allow(dead_code)]
 
 use std::process::Command;
 
@@ -21,4 +22,21 @@ pub fn assert_says(text: &str, needles: &[&str]) {
         .filter(|n| !text.contains(n))
         .collect();
     assert!(missing.is_empty(), "missing {missing:?} in:\n{text}");
+}
+
+/// The `cluster` example, built beside the tests (cargo and nextest build a workspace's
+/// examples with its tests).
+pub fn cluster_binary() -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("test binary");
+    let dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>");
+    let bin = dir.join("examples").join("cluster");
+    assert!(
+        bin.exists(),
+        "{} not built: run the tests with `cargo test --workspace` or nextest, which build examples",
+        bin.display()
+    );
+    bin
 }

@@ -28,8 +28,9 @@
 //! snapshot) is [`FileStoreError::Corrupt`]; an unknown version is
 //! [`FileStoreError::UnsupportedVersion`]. Open never panics and never silently resets.
 
-// This adapter is where the durable state meets the disk: it is the one module of the library
-// allowed the file I/O that clippy.toml bans for the crate (and so for the core).
+// This adapter is where the durable state meets the disk: with the host's log writer
+// (src/log.rs), it is one of the two modules of the library allowed the file I/O that
+// clippy.toml bans for the crate (and so for the core).
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 use std::fs::{self, File, OpenOptions};
