@@ -636,3 +636,28 @@ fn an_input_cut_short_by_a_crash_is_explained_only_just_before_the_start() {
         "an earlier input left out"
     );
 }
+
+/// A host killed during its first Recover: the log goes from the first start to the second.
+#[test]
+fn a_first_recover_cut_short_is_explained() {
+    let model = unreduced(rebalance_model::presets::load("ci-rf2-recovery").expect("preset"));
+    use rebalance_model::ActionKind as K;
+    let wanted = [
+        K::Register,
+        K::ProcessEvent,
+        K::DeliverNliResponse,
+        K::DeliverNli,
+    ];
+    let steps = extended(&model, &[Action::CrashCoordinator], &wanted, 60);
+    let mut lines: Vec<Value> = log_of(&model, &steps)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(lines[2]["input"]["event"]["type"], "recover");
+    assert_eq!(lines[3]["type"], "start");
+    lines.remove(2);
+    assert!(matches!(verdict(&model, &join(&lines)), Verdict::Valid));
+    // Not so for a record other than a start after the first start.
+    lines.remove(2);
+    assert_eq!(rejected_at(&model, &join(&lines)), 3);
+}

@@ -210,8 +210,15 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> 
                 }
             }
             if init.coordinator.events.is_empty() {
-                if let Some(verdict) = initial_recover(records.next(), &mut stats) {
-                    return (verdict, stats);
+                // Unless the host died during that Recover: the next record is then a start,
+                // and the model's initial state, which has run it, explains the cut.
+                let cut_short = records
+                    .peek()
+                    .is_some_and(|l| matches!(l.record, Record::Start { .. }));
+                if !cut_short {
+                    if let Some(verdict) = initial_recover(records.next(), &mut stats) {
+                        return (verdict, stats);
+                    }
                 }
             }
         }
