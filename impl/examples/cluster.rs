@@ -412,7 +412,15 @@ fn open_store(args: &Args) -> Result<AnyStore, Failure> {
     let init = || initial(args.buckets);
     match &args.store {
         StoreArg::File(dir) => match FileStore::open(dir, FileStoreOptions::default()) {
-            Ok(s) => Ok(AnyStore::File(s)),
+            Ok(s) => {
+                if let Some(n) = s.torn_tail_discarded() {
+                    eprintln!(
+                        "cluster: the journal in {dir} ended in a record cut short ({n} bytes, \
+                         a write that never returned); discarded"
+                    );
+                }
+                Ok(AnyStore::File(s))
+            }
             Err(FileStoreError::NotFound(_)) => {
                 FileStore::create(dir, init(), FileStoreOptions::default())
                     .map(AnyStore::File)

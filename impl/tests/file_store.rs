@@ -333,7 +333,9 @@ mod durability {
         Deleted(u32),
         StaleWrite(u32),
         Reopen,
-        TornReopen(Vec<u8>),
+        /// A torn write: the journal's last record line, cut after this many bytes (modulo
+        /// its length).
+        TornReopen(u16),
         Compact,
     }
 
@@ -346,7 +348,7 @@ mod durability {
             1 => (0..5u32).prop_map(Op::Deleted),
             1 => (0..3u32).prop_map(Op::StaleWrite),
             2 => Just(Op::Reopen),
-            2 => prop::collection::vec(any::<u8>().prop_filter("no newline", |c| *c != b'\n'), 1..40).prop_map(Op::TornReopen),
+            2 => any::<u16>().prop_map(Op::TornReopen),
             1 => Just(Op::Compact),
         ]
     }
@@ -410,11 +412,16 @@ mod durability {
                         drop(s);
                         s = FileStore::open(dir.path(), options()).unwrap();
                     }
-                    Op::TornReopen(garbage) => {
+                    Op::TornReopen(cut) => {
                         let path = journal_path(dir.path(), &s);
                         drop(s);
+                        let bytes = fs::read(&path).unwrap();
+                        let body = &bytes[..bytes.len() - 1];
+                        let last = &body[body.iter().rposition(|c| *c == b'\n').map_or(0, |i| i + 1)..];
+                        // Cut short anywhere, or whole but for its newline.
+                        let garbage = &last[..1 + usize::from(cut) % last.len()];
                         let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
-                        f.write_all(&garbage).unwrap();
+                        f.write_all(garbage).unwrap();
                         drop(f);
                         s = FileStore::open(dir.path(), options()).unwrap();
                         prop_assert_eq!(s.torn_tail_discarded(), Some(garbage.len() as u64));
@@ -505,5 +512,67 @@ fn seeded_runs_with_restarts_that_reopen_the_directory_complete() {
             s.inspect().unwrap().task.as_ref().unwrap().status,
             TaskStatus::Completed
         );
+    }
+}
+
+/// Bytes after the last record that no write of this store could have left (not the start of a
+/// record line) are corruption, reported with their offset, not a torn tail to discard.
+#[test]
+fn a_journal_tail_that_is_not_a_record_cut_short_is_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = FileStore::create(
+        dir.path(),
+        PersistedState::default(),
+        FileStoreOptions::default(),
+    )
+    .unwrap();
+    let epoch = s.elect_coordinator().unwrap();
+    s.write_task(epoch, &task(1)).unwrap();
+    let path = journal_path(dir.path(), &s);
+    drop(s);
+    let len = fs::read(&path).unwrap().len();
+    for garbage in [
+        &b"hello"[..],
+        b"0000000z {",
+        b"00000000x",
+        b"00000000 [1,2",
+        b"00000000 {}x",
+    ] {
+        let mut bytes = fs::read(&path).unwrap();
+        bytes.truncate(len);
+        bytes.extend_from_slice(garbage);
+        fs::write(&path, &bytes).unwrap();
+        let err = FileStore::open(dir.path(), FileStoreOptions::default()).unwrap_err();
+        assert!(
+            matches!(&err, FileStoreError::Corrupt { detail, .. } if detail.contains(&format!("at offset {len}"))),
+            "{garbage:?}: {err}"
+        );
+    }
+    // The start of a record, cut short, is a torn tail.
+    let mut bytes = fs::read(&path).unwrap();
+    bytes.truncate(len);
+    let torn = b"0a1b2c3d {\"op\":\"ta";
+    bytes.extend_from_slice(torn);
+    fs::write(&path, &bytes).unwrap();
+    let s = FileStore::open(dir.path(), FileStoreOptions::default()).unwrap();
+    assert_eq!(s.torn_tail_discarded(), Some(torn.len() as u64));
+}
+
+#[test]
+fn a_store_path_that_is_a_file_is_not_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain");
+    fs::write(&file, b"x").unwrap();
+    for err in [
+        FileStore::open(&file, FileStoreOptions::default()).unwrap_err(),
+        FileStore::create(
+            &file,
+            PersistedState::default(),
+            FileStoreOptions::default(),
+        )
+        .unwrap_err(),
+    ] {
+        assert!(matches!(err, FileStoreError::NotADirectory(_)), "{err}");
+        assert!(err.to_string().contains("is not a directory"), "{err}");
     }
 }

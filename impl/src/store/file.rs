@@ -24,8 +24,9 @@
 //! discards it (truncating the file) and reports its size in
 //! [`FileStore::torn_tail_discarded`]; with [`FileStoreOptions::strict_torn_tail`] open fails
 //! with [`FileStoreError::TornTail`] instead. Anything else that does not verify (a complete
-//! record with a bad checksum or bad JSON, a record in the middle, a truncated or damaged
-//! snapshot) is [`FileStoreError::Corrupt`]; an unknown version is
+//! record with a bad checksum or bad JSON, a record in the middle, a tail that is not the
+//! start of a record, a truncated or damaged snapshot) is [`FileStoreError::Corrupt`], with
+//! the line or byte offset; an unknown version is
 //! [`FileStoreError::UnsupportedVersion`]. Open never panics and never silently resets.
 
 // This adapter is where the durable state meets the disk: with the host's log writer
@@ -82,6 +83,9 @@ pub enum FileStoreError {
     /// `create` on a directory that already holds store files.
     #[error("a store already exists in {0}")]
     AlreadyExists(PathBuf),
+    /// The store's path is a file, not a directory.
+    #[error("store path {0} is not a directory")]
+    NotADirectory(PathBuf),
     /// Another `FileStore` (in this or another process) holds the directory's lock.
     #[error("store {0} is locked by another FileStore")]
     Locked(PathBuf),
@@ -241,6 +245,7 @@ impl FileStore {
         options: FileStoreOptions,
     ) -> Result<Self, FileStoreError> {
         let dir = dir.as_ref().to_path_buf();
+        not_a_file(&dir)?;
         fs::create_dir_all(&dir).map_err(io_err(&dir))?;
         let lock = lock_dir(&dir)?;
         for entry in fs::read_dir(&dir).map_err(io_err(&dir))? {
@@ -296,6 +301,7 @@ impl FileStore {
     /// see the module doc) and remove stray files of other generations.
     pub fn open(dir: impl AsRef<Path>, options: FileStoreOptions) -> Result<Self, FileStoreError> {
         let dir = dir.as_ref().to_path_buf();
+        not_a_file(&dir)?;
         let snapshot_path = dir.join(SNAPSHOT);
         if !snapshot_path.exists() {
             let has_journal = fs::read_dir(&dir)
@@ -598,6 +604,42 @@ fn read_snapshot(path: &Path) -> Result<(u64, PersistedState, u64), FileStoreErr
     Ok((header.generation, state, bytes.len() as u64))
 }
 
+/// Refuses a store path that names something other than a directory (a regular file, say),
+/// which would otherwise surface as an I/O error about creating it.
+fn not_a_file(dir: &Path) -> Result<(), FileStoreError> {
+    match fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => Err(FileStoreError::NotADirectory(dir.to_path_buf())),
+        _ => Ok(()),
+    }
+}
+
+/// Whether `tail`, the bytes after the journal's last newline, can be what a write that died
+/// left: the start of a record line (`<crc32 as 8 lowercase hex digits> <json>`), the JSON
+/// object cut short or whole but for its newline. Anything else was not written by this store.
+fn torn_record(tail: &[u8]) -> bool {
+    let hex = tail.len().min(8);
+    if !tail[..hex]
+        .iter()
+        .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+    {
+        return false;
+    }
+    match tail.get(8) {
+        None => return true,
+        Some(b' ') => {}
+        Some(_) => return false,
+    }
+    let json = &tail[9..];
+    if json.is_empty() {
+        return true;
+    }
+    json[0] == b'{'
+        && match serde_json::from_slice::<serde_json::Value>(json) {
+            Ok(_) => true,
+            Err(e) => e.is_eof(),
+        }
+}
+
 /// Replays journal `bytes` onto `state`. Returns the length of the verified prefix and the size
 /// of a torn tail, if any.
 fn replay(
@@ -614,7 +656,18 @@ fn replay(
     let mut line_no = 0usize;
     while offset < bytes.len() {
         let Some(len) = bytes[offset..].iter().position(|&c| c == b'\n') else {
-            // The torn-tail rule: an incomplete final record never returned success.
+            // The torn-tail rule: an incomplete final record never returned success. Bytes
+            // that are not the start of a record were not written by a store write.
+            if !torn_record(&bytes[offset..]) {
+                return Err(FileStoreError::Corrupt {
+                    file: path.to_path_buf(),
+                    detail: format!(
+                        "{} bytes at offset {offset} after the last record are not a record cut \
+                         short",
+                        bytes.len() - offset
+                    ),
+                });
+            }
             return Ok((offset as u64, Some((bytes.len() - offset) as u64)));
         };
         let line = &bytes[offset..offset + len];

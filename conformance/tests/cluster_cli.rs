@@ -1,0 +1,68 @@
+//! What the `cluster` example does with a store it did not just create (issue 21): a finished
+//! rebalance is reported and left alone, a `--buckets` that is not the store's is a usage
+//! error, and a store path that is a regular file is named as such.
+
+use std::process::Command;
+
+mod common;
+use common::{assert_says, cluster_binary, run};
+
+fn cluster(args: &[&str]) -> (Option<i32>, String, String) {
+    run(Command::new(cluster_binary()).args(args))
+}
+
+#[test]
+fn a_finished_store_is_reported_and_not_registered_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("file:{}", dir.path().join("store").display());
+    let (code, out, err) = cluster(&["--buckets", "6", "--store", &store]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_says(&out, &["status            COMPLETED"]);
+    let (code, out, err) = cluster(&["--buckets", "6", "--store", &store]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_says(&err, &["the store's rebalance has finished (Completed); nothing to do"]);
+    assert_says(&out, &["status            COMPLETED", "inputs            0 "]);
+}
+
+#[test]
+fn buckets_that_are_not_the_stores_are_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("file:{}", dir.path().join("store").display());
+    let (code, _, err) = cluster(&["--buckets", "6", "--store", &store]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = cluster(&["--buckets", "30", "--store", &store]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_says(&err, &["--buckets 30: the store holds 6 buckets"]);
+}
+
+#[test]
+fn a_store_path_that_is_a_file_is_named_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain");
+    std::fs::write(&file, b"x").unwrap();
+    let store = format!("file:{}", file.display());
+    let (code, _, err) = cluster(&["--buckets", "6", "--store", &store]);
+    assert_eq!(code, Some(3), "{err}");
+    assert_says(&err, &["is not a directory"]);
+}
+
+#[test]
+fn a_log_of_a_finished_run_or_of_another_store_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("file:{}", dir.path().join("store").display());
+    let log = dir.path().join("run.log");
+    let log = log.to_str().unwrap();
+    let (code, _, err) = cluster(&["--buckets", "6", "--store", &store, "--log", log]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = cluster(&["--buckets", "6", "--store", &store, "--log", log]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_says(&err, &["ends with an end record"]);
+    // A log with no end, from a store that is not this one.
+    let text = std::fs::read_to_string(log).unwrap();
+    let cut: String = text.lines().take(4).map(|l| format!("{l}\n")).collect();
+    std::fs::write(log, cut).unwrap();
+    let other = format!("file:{}", dir.path().join("other").display());
+    let (code, _, err) = cluster(&["--buckets", "6", "--store", &other, "--log", log]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_says(&err, &["the log is of another store"]);
+}
