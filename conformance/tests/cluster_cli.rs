@@ -20,8 +20,14 @@ fn a_finished_store_is_reported_and_not_registered_again() {
     assert_says(&out, &["status            COMPLETED"]);
     let (code, out, err) = cluster(&["--buckets", "6", "--store", &store]);
     assert_eq!(code, Some(0), "{err}");
-    assert_says(&err, &["the store's rebalance has finished (Completed); nothing to do"]);
-    assert_says(&out, &["status            COMPLETED", "inputs            0 "]);
+    assert_says(
+        &err,
+        &["the store's rebalance has finished (Completed); nothing to do"],
+    );
+    assert_says(
+        &out,
+        &["status            COMPLETED", "inputs            0 "],
+    );
 }
 
 #[test]
@@ -65,4 +71,14 @@ fn a_log_of_a_finished_run_or_of_another_store_is_refused() {
     let (code, _, err) = cluster(&["--buckets", "6", "--store", &other, "--log", log]);
     assert_eq!(code, Some(2), "{err}");
     assert_says(&err, &["the log is of another store"]);
+}
+
+#[test]
+fn version_and_help_exit_zero() {
+    let (code, out, _) = cluster(&["--version"]);
+    assert_eq!(code, Some(0));
+    assert_says(&out, &["cluster (rebalance-manager "]);
+    let (code, out, _) = cluster(&["--help"]);
+    assert_eq!(code, Some(0));
+    assert_says(&out, &["--kill-at-store-op", "--log", "--version"]);
 }

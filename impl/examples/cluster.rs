@@ -66,6 +66,7 @@ OPTIONS:
                                 it sends itself SIGKILL: nothing is flushed or closed, the input
                                 in hand is cut off. Run again on the same store (and --log) to
                                 recover; the process-crash tests do (conformance/tests/validate.rs)
+    -V, --version               the version
     -h, --help                  this text
 
 The plan is 70% moves, 20% leader-only changes and 10% no-ops; 1% of the buckets have slow
@@ -122,6 +123,10 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         };
         match a.as_str() {
             "-h" | "--help" => return Ok(None),
+            "-V" | "--version" => {
+                println!("cluster (rebalance-manager {})", env!("CARGO_PKG_VERSION"));
+                std::process::exit(0);
+            }
             "--buckets" => {
                 let v = value("--buckets")?;
                 let n: u32 = v

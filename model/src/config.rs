@@ -204,6 +204,7 @@ impl fmt::Display for ConfigError {
         match self {
             ConfigError::Io { path, message } => write!(f, "cannot read {path}: {message}"),
             ConfigError::Parse { path, message } => write!(f, "{path}: {message}"),
+            ConfigError::Invalid { field, message } if field.is_empty() => write!(f, "{message}"),
             ConfigError::Invalid { field, message } => write!(f, "field `{field}`: {message}"),
         }
     }
@@ -241,9 +242,31 @@ impl Config {
     /// A configuration from its JSON value: durations given in ms converted to ticks, then
     /// every field validated.
     pub fn from_value(value: serde_json::Value) -> Result<Config, ConfigError> {
-        let mut config: Config = serde_json::from_value(value).map_err(|e| ConfigError::Parse {
-            path: "<json>".into(),
-            message: e.to_string(),
+        if !value.is_object() {
+            let found = match &value {
+                serde_json::Value::String(s) => format!("the string {s:?}"),
+                other => other.to_string(),
+            };
+            return Err(ConfigError::invalid(
+                "",
+                format!(
+                    "expected a configuration object, found {found} (a preset's name is \
+                     accepted by --config, not inside a file or trace; `rebalance-model configs` \
+                     lists the presets)"
+                ),
+            ));
+        }
+        let mut config: Config = serde_path_to_error::deserialize(value).map_err(|e| {
+            let field = e.path().to_string();
+            let message = e.into_inner().to_string();
+            if field == "." {
+                ConfigError::Parse {
+                    path: "<json>".into(),
+                    message,
+                }
+            } else {
+                ConfigError::invalid(field, message)
+            }
         })?;
         config.durations_from_ms()?;
         config.validate()?;

@@ -2,7 +2,7 @@
 //! kind a budget of at least one and each finishes exhaustively in CI; `full` is for scheduled
 //! runs.
 
-use crate::config::{BucketConfig, Budgets, Config, PlanTarget};
+use crate::config::{BucketConfig, Budgets, Config, ConfigError, PlanTarget};
 
 /// The spec 6 model column: timeout 2, backoff cap 2, target-unavailable 3, no-progress 4,
 /// one tracked timed-out attempt, one slot.
@@ -355,7 +355,11 @@ pub fn load(name_or_path: &str) -> Result<Config, String> {
         return Ok(c);
     }
     if std::path::Path::new(name_or_path).exists() {
-        return Config::from_json_file(name_or_path).map_err(|e| e.to_string());
+        return Config::from_json_file(name_or_path).map_err(|e| match e {
+            // A bad field is named with its file; the others already name it.
+            ConfigError::Invalid { .. } => format!("{name_or_path}: {e}"),
+            other => other.to_string(),
+        });
     }
     Err(format!(
         "unknown configuration `{name_or_path}`: neither a preset ({}) nor a file",

@@ -126,6 +126,18 @@ fn invalid_configs_name_the_field() {
         .starts_with("max_tracked_timed_out |"));
     assert!(with(&|v| v["buckets"][0]["leader"] = serde_json::json!(1))
         .starts_with("buckets[0].leader |"));
+    // Type errors name the field's path, as range errors do.
+    assert!(
+        with(&|v| v["buckets"][0]["leader"] = serde_json::json!("zero"))
+            .starts_with("buckets[0].leader | ")
+    );
+    assert!(
+        with(&|v| v["budgets"]["message_loss"] = serde_json::json!(-1))
+            .starts_with("budgets.message_loss | ")
+    );
+    // A preset's name where a configuration object belongs says so.
+    let named = field_of("\"ci-stor\"");
+    assert!(named.contains("expected a configuration object, found the string \"ci-stor\""));
     // Unknown and missing fields are parse errors that name the field.
     assert!(with(&|v| v["bogus"] = serde_json::json!(1)).contains("bogus"));
     assert!(with(&|v| {

@@ -515,6 +515,9 @@ fn parse_config(v: Option<&Value>) -> Result<Config, TraceError> {
         ));
     };
     Config::from_value(v.clone()).map_err(|e| match e {
+        ConfigError::Invalid { field, message } if field.is_empty() => {
+            TraceError::invalid("config", message)
+        }
         ConfigError::Invalid { field, message } => {
             TraceError::invalid(format!("config.{field}"), message)
         }
