@@ -92,6 +92,68 @@ fn live(v: &[u32]) -> BTreeSet<mgr::ServerId> {
     v.iter().copied().collect()
 }
 
+/// A store whose metadata no coordinator could have written is refused at `start`: a leader
+/// outside its bucket's assignment, or an ISR member outside it (spec 3.1: the ISR is a subset
+/// of the assignment, the leader a member of both when there is one).
+fn check_store(s: &crate::wire::Store) -> Result<(), ErrorLine> {
+    for (i, b) in s.buckets.iter().enumerate() {
+        if let Some(x) = b.lai.isr.iter().find(|x| !b.assignment.contains(x)) {
+            return Err(refuse(
+                &format!("store.buckets[{i}].lai.isr"),
+                format!(
+                    "server {x} is in bucket {}'s ISR but not in its assignment {:?}",
+                    b.bucket, b.assignment
+                ),
+            ));
+        }
+        if let Some(l) = b.lai.leader.filter(|l| !b.assignment.contains(l)) {
+            return Err(refuse(
+                &format!("store.buckets[{i}].lai.leader"),
+                format!(
+                    "server {l} leads bucket {} but is not in its assignment {:?}",
+                    b.bucket, b.assignment
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The clock is the harness's, and it never goes back: an input or a restart at a time before
+/// the one the coordinator has reached is refused (after a `restore`, the time of the restored
+/// state counts).
+fn check_clock(m: &mgr::Manager<mgr::MemStore>, now_ms: u64) -> Result<(), ErrorLine> {
+    if now_ms < m.now_ms() {
+        return Err(refuse(
+            "now_ms",
+            format!(
+                "{now_ms} is before {}, the time the coordinator has reached: the clock never goes back",
+                m.now_ms()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A server going down must be up, one coming up must be down (the live set is the
+/// coordinator's, R19 and R20).
+fn check_server_change(
+    m: &mgr::Manager<mgr::MemStore>,
+    input: &crate::wire::Input,
+) -> Result<(), ErrorLine> {
+    match input {
+        crate::wire::Input::ServerDown { server } if !m.live().contains(server) => Err(refuse(
+            "input.server",
+            format!("server {server} is not live, so it cannot go down"),
+        )),
+        crate::wire::Input::ServerUp { server } if m.live().contains(server) => Err(refuse(
+            "input.server",
+            format!("server {server} is already live"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl Server {
     /// The answer to one line: a response, or the error line after which the server stops.
     pub fn answer(&mut self, line: &str) -> Result<Response, ErrorLine> {
@@ -129,6 +191,7 @@ impl Server {
                 now_ms,
             } => {
                 check_config(&config)?;
+                check_store(&store)?;
                 check_ms(now_ms, "now_ms")?;
                 let config = convert::config_from(&config);
                 let store = mgr::MemStore::with_state(convert::store_from(&store));
@@ -139,6 +202,7 @@ impl Server {
                 let (Some(config), Some(m)) = (self.config.clone(), self.manager.take()) else {
                     return Err(refuse("op", "`restart` before `start`"));
                 };
+                check_clock(&m, now_ms)?;
                 // R17: the incarnation's memory is gone; its store stays.
                 let store = m.into_store();
                 Ok(self.start(config, store, live(&l), now_ms))
@@ -152,9 +216,10 @@ impl Server {
             }
             Request::Input { now_ms, input } => {
                 check_ms(now_ms, "now_ms")?;
-                let effects = self
-                    .current(op)?
-                    .handle(now_ms, convert::input_from(&input));
+                let m = self.current(op)?;
+                check_clock(m, now_ms)?;
+                check_server_change(m, &input)?;
+                let effects = m.handle(now_ms, convert::input_from(&input));
                 Ok(Response::Effects(
                     effects.iter().map(convert::effect).collect(),
                 ))
@@ -163,6 +228,12 @@ impl Server {
                 self.current(op)?,
             )))),
             Request::Snapshot { id } => {
+                if self.saved.contains_key(&id) {
+                    return Err(refuse(
+                        "id",
+                        format!("snapshot {id} exists: `release` it before reusing its id"),
+                    ));
+                }
                 let copy = self.current(op)?.clone();
                 self.saved.insert(id, copy);
                 Ok(Response::Done(op.into()))
@@ -217,17 +288,24 @@ impl Server {
 /// at once gets their answers in one write.
 pub fn serve(mut input: BufReader<impl Read>, mut output: impl Write) -> Result<(), ServeError> {
     let mut server = Server::default();
-    let mut line = String::new();
+    let mut line = Vec::new();
     let mut number = 0u64;
     loop {
         line.clear();
-        if input.read_line(&mut line)? == 0 {
+        if input.read_until(b'\n', &mut line)? == 0 {
             output.flush()?;
             return Ok(());
         }
         number += 1;
-        let text = line.trim_end_matches(['\n', '\r']);
-        match server.answer(text) {
+        // A line that is not UTF-8 is a malformed line like any other: an error line, exit 2.
+        let answer = match std::str::from_utf8(&line) {
+            Ok(text) => server.answer(text.trim_end_matches(['\n', '\r'])),
+            Err(e) => Err(refuse(
+                "(line)",
+                format!("not UTF-8 (invalid byte at offset {})", e.valid_up_to()),
+            )),
+        };
+        match answer {
             Ok(response) => {
                 output.write_all(response.to_line().as_bytes())?;
                 output.write_all(b"\n")?;

@@ -150,6 +150,65 @@ fn a_malformed_or_out_of_order_line_is_an_error_line_with_its_path_and_exit_2() 
             "config.task_timeout_ms",
             "missing",
         ),
+        // Inputs that make no sense are refused with a typed error, not handled.
+        (
+            &[
+                HELLO,
+                START,
+                r#"{"op":"input","now_ms":60000,"input":{"type":"tick"}}"#,
+                r#"{"op":"input","now_ms":30000,"input":{"type":"tick"}}"#,
+            ],
+            "now_ms",
+            "the clock never goes back",
+        ),
+        (
+            &[
+                HELLO,
+                START,
+                r#"{"op":"input","now_ms":60000,"input":{"type":"tick"}}"#,
+                r#"{"op":"restart","live":[0,1],"now_ms":0}"#,
+            ],
+            "now_ms",
+            "the clock never goes back",
+        ),
+        (
+            &[
+                HELLO,
+                START,
+                r#"{"op":"input","now_ms":0,"input":{"type":"server_down","server":7}}"#,
+            ],
+            "input.server",
+            "server 7 is not live",
+        ),
+        (
+            &[
+                HELLO,
+                START,
+                r#"{"op":"input","now_ms":0,"input":{"type":"server_up","server":1}}"#,
+            ],
+            "input.server",
+            "server 1 is already live",
+        ),
+        (
+            &[HELLO, &START.replace(r#""isr":[0]"#, r#""isr":[0,5]"#)],
+            "store.buckets[0].lai.isr",
+            "server 5 is in bucket 0's ISR but not in its assignment",
+        ),
+        (
+            &[HELLO, &START.replace(r#""leader":0,"#, r#""leader":3,"#)],
+            "store.buckets[0].lai.leader",
+            "server 3 leads bucket 0",
+        ),
+        (
+            &[
+                HELLO,
+                START,
+                r#"{"op":"snapshot","id":1}"#,
+                r#"{"op":"snapshot","id":1}"#,
+            ],
+            "id",
+            "snapshot 1 exists",
+        ),
     ];
     for (lines, path, message) in cases {
         let (code, answers, stderr) = session(&lines.join("\n"));
@@ -166,6 +225,47 @@ fn a_malformed_or_out_of_order_line_is_an_error_line_with_its_path_and_exit_2() 
             "{stderr}"
         );
     }
+}
+
+/// The clock may go back to the time of a restored snapshot, and no further.
+#[test]
+fn after_a_restore_the_restored_time_counts() {
+    let input = [
+        HELLO,
+        START,
+        r#"{"op":"snapshot","id":1}"#,
+        r#"{"op":"input","now_ms":60000,"input":{"type":"tick"}}"#,
+        r#"{"op":"restore","id":1}"#,
+        r#"{"op":"input","now_ms":30000,"input":{"type":"tick"}}"#,
+    ]
+    .join("\n");
+    let (code, lines, stderr) = session(&input);
+    assert_eq!(code, Some(0), "{lines:?} {stderr}");
+    assert_eq!(lines.len(), 6);
+}
+
+/// A line that is not UTF-8 is answered like any malformed line: an error line, exit 2.
+#[test]
+fn a_line_that_is_not_utf8_is_an_error_line_and_exit_2() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rebalance-manager-stdio"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let _ = stdin.write_all(format!("{HELLO}\n").as_bytes());
+    let _ = stdin.write_all(b"{\"op\":\"st\xffte\"}\n");
+    drop(stdin);
+    let out = child.wait_with_output().expect("exits");
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8(out.stdout).expect("the answers are UTF-8");
+    let last = text.lines().last().expect("an error line");
+    let Ok(Response::Error(e)) = decode::line::<Response>(last) else {
+        panic!("{last}")
+    };
+    assert_eq!(e.path, "(line)");
+    assert!(e.message.contains("not UTF-8"), "{}", e.message);
 }
 
 #[test]
@@ -214,4 +314,28 @@ fn the_binary_depends_on_the_manager_not_on_the_model() {
     for banned in ["rebalance-model", "stateright", "rebalance-conformance"] {
         assert!(!deps.contains(banned), "{banned} in {deps}");
     }
+}
+
+/// The example driver in another language (conformance/examples/driver.py, Python with the
+/// standard library) drives this binary through a complete move, checking every answer. CI
+/// installs python3 (.ci/run); without it this test fails, it is not skipped.
+#[test]
+fn the_python_example_driver_completes_a_move() {
+    let driver = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../conformance/examples/driver.py"
+    );
+    let out = Command::new("python3")
+        .arg(driver)
+        .arg("--sut")
+        .arg(env!("CARGO_BIN_EXE_rebalance-manager-stdio"))
+        .output()
+        .expect("python3 runs (install it: apt-get install python3)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("bucket 0 moved to [1, 2], led by 1"),
+        "{stdout}"
+    );
 }
