@@ -96,6 +96,7 @@ pub fn replay_on<S: ManagerSide>(
                         action: *action,
                         enabled: Vec::new(),
                         exhausted: Vec::new(),
+                        why: None,
                     }),
                 )))
             }

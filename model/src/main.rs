@@ -383,6 +383,12 @@ fn main() -> ExitCode {
 fn replay(path: &str, write_resolved: Option<&str>) -> ExitCode {
     let t = match Trace::read(path) {
         Ok(t) => t,
+        // An expectation failed first: that is the trace's verdict (exit 1), and the step it
+        // made impossible comes after it in the message.
+        Err(e @ rebalance_model::trace::TraceError::ExpectationFailed { .. }) => {
+            eprint!("{path}: {e}");
+            return ExitCode::from(1);
+        }
         Err(e) => return usage(&format!("invalid trace {path}: {e}")),
     };
     let replay = match t.replay() {

@@ -797,3 +797,81 @@ fn sixteen_buckets_on_sixteen_servers_replay_past_the_inline_capacity() {
     let replay = again.replay().expect("replays");
     assert_eq!(replay.states.last(), Some(&state));
 }
+
+/// What a person writing a trace needs from its errors (issue 21): every valid field of the
+/// step's kind, why a step is not enabled, the failed expectation before the step it made
+/// impossible, and message lists one per line.
+#[test]
+fn trace_errors_say_what_a_person_writing_one_needs() {
+    // A misspelt field of a register step lists the fields a register takes.
+    let mut v = hand_written();
+    v["steps"][0]["planx"] = json!(1);
+    let e = load(&v).unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "unknown field of a `register` step; expected one of kind, fail_store_op, plan, expect"
+        ),
+        "{e}"
+    );
+    // A tick past the last one that changes anything says so.
+    let mut v = hand_written();
+    v["steps"][1]["count"] = json!(40);
+    let e = load(&v).unwrap_err().to_string();
+    assert!(e.contains("a tick here would change nothing"), "{e}");
+    // A store failure beyond the step's operations says how many it makes.
+    let mut v = hand_written();
+    v["steps"][0]["fail_store_op"] = json!(200);
+    let e = load(&v).unwrap_err().to_string();
+    assert!(e.contains("so its operation 200 cannot fail"), "{e}");
+}
+
+#[test]
+fn a_failed_expectation_comes_before_the_step_it_made_impossible() {
+    let mut v = hand_written();
+    let first_reply = v["steps"][0]["expect"]["reply"].clone();
+    assert!(
+        first_reply.is_string(),
+        "the trace expects the register's reply"
+    );
+    v["steps"][0]["expect"]["reply"] = json!("Accepted(9)");
+    // A step no state after the first allows: the first step again.
+    let again = v["steps"][0].clone();
+    v["steps"].as_array_mut().unwrap().insert(1, again);
+    let e = load(&v).unwrap_err();
+    let TraceError::ExpectationFailed { failure, then } = &e else {
+        panic!("{e:?}");
+    };
+    assert!(failure.contains("steps[0].expect.reply"), "{failure}");
+    assert!(matches!(
+        **then,
+        TraceError::NotEnabled { .. } | TraceError::Unresolved { .. }
+    ));
+    let text = e.to_string();
+    assert!(text.find("EXPECTATION FAILED") < text.find("is not enabled").or(text.find("matches")));
+    // The CLI reports it as a failed expectation (exit 1), not an invalid trace (exit 2).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rebalance-model"))
+        .arg("replay")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn sent_lists_that_differ_in_length_are_shown_one_message_per_line() {
+    let mut v = hand_written();
+    v["steps"][0]["expect"] = json!({ "sent": [{ "to": 0 }, { "to": 1 }, { "to": 1 }] });
+    // The expectation fails, but no later step depends on it: the trace loads and replays.
+    let t = load(&v).unwrap();
+    let failures = t.check(&t.replay().unwrap());
+    let text = failures[0].render("model");
+    assert!(text.contains("3 messages"), "{text}");
+    assert!(
+        text.contains("sent expected:\n    {\"to\":0}\n    {\"to\":1}\n    {\"to\":1}\n"),
+        "{text}"
+    );
+    assert!(text.contains("sent actual:\n    {"), "{text}");
+}

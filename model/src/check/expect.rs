@@ -105,10 +105,27 @@ impl Expectation {
 impl ExpectFailure {
     /// A keyed diff: one line per field with its path, the expected and the actual value.
     pub fn render(&self, side: &str) -> String {
+        // A list of messages (`sent`) is shown one message per line under its row, the
+        // expected list and then the actual one: two lists on one line are unreadable.
+        let listed = |d: &FieldDiff| {
+            [&d.expected, &d.actual]
+                .iter()
+                .any(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+        };
         let rows: Vec<(String, String, String)> = self
             .diffs
             .iter()
-            .map(|d| (d.path.clone(), d.expected.to_string(), d.actual.to_string()))
+            .map(|d| {
+                if listed(d) {
+                    let n = |v: &Value| match v.as_array() {
+                        Some(a) => format!("{} messages", a.len()),
+                        None => v.to_string(),
+                    };
+                    (d.path.clone(), n(&d.expected), n(&d.actual))
+                } else {
+                    (d.path.clone(), d.expected.to_string(), d.actual.to_string())
+                }
+            })
             .collect();
         let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(5);
         let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(8);
@@ -118,6 +135,20 @@ impl ExpectFailure {
         );
         for (p, e, a) in rows {
             out.push_str(&format!("  {p:<w0$}  {e:<w1$}  {a}\n"));
+        }
+        for d in self.diffs.iter().filter(|d| listed(d)) {
+            for (label, v) in [("expected", &d.expected), ("actual", &d.actual)] {
+                out.push_str(&format!("  {} {label}:\n", d.path));
+                match v.as_array() {
+                    Some(list) if list.is_empty() => out.push_str("    (none)\n"),
+                    Some(list) => {
+                        for m in list {
+                            out.push_str(&format!("    {m}\n"));
+                        }
+                    }
+                    None => out.push_str(&format!("    {v}\n")),
+                }
+            }
         }
         out
     }

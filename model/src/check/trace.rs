@@ -56,6 +56,15 @@ pub enum TraceError {
         action: Action,
         enabled: Vec<Action>,
         exhausted: Vec<&'static str>,
+        /// Why, where the model can say more than the budgets: a tick that would change
+        /// nothing, a store failure beyond the step's operations.
+        why: Option<Box<str>>,
+    },
+    /// An expectation failed, and a later step then could not be resolved or taken: the
+    /// expectation is the first failure (`failure`, rendered), the step's error comes after.
+    ExpectationFailed {
+        failure: String,
+        then: Box<TraceError>,
     },
     /// A step's pattern matches no candidate (`matching` empty) or several. `candidates` are
     /// every action of the step's kind the pattern was tried on.
@@ -101,11 +110,15 @@ impl fmt::Display for TraceError {
                     "field `version`: unsupported trace version {v} (expected 1 or 2)"
                 )
             }
+            TraceError::ExpectationFailed { failure, then } => {
+                write!(f, "{failure}after it, {then}")
+            }
             TraceError::NotEnabled {
                 at,
                 action,
                 enabled,
                 exhausted,
+                why,
                 ..
             } => {
                 write!(
@@ -116,6 +129,9 @@ impl fmt::Display for TraceError {
                 )?;
                 for b in exhausted {
                     write!(f, "\n  budget `{b}` is exhausted")?;
+                }
+                if let Some(why) = why {
+                    write!(f, "\n  {why}")?;
                 }
                 if enabled.is_empty() {
                     write!(f, "\n  no action is enabled")
@@ -203,7 +219,37 @@ fn not_enabled(
         action,
         enabled,
         exhausted: exhausted_budgets(state, &action),
+        why: why_not(model, state, &action).map(String::into_boxed_str),
     }
+}
+
+/// What the model can say about a step that is not enabled, beyond its budgets.
+fn why_not(model: &RebalanceModel, state: &SystemState, action: &Action) -> Option<String> {
+    if let Some(k) = action.fail_store_op() {
+        match model.step(state, &action.with_fail_store_op(None)) {
+            Some((_, out)) if out.store_ops < k => {
+                return Some(format!(
+                    "the step makes {} store operations, so its operation {k} cannot fail",
+                    out.store_ops
+                ))
+            }
+            _ => {}
+        }
+    }
+    if matches!(
+        action,
+        Action::Tick {
+            fail_store_op: None
+        }
+    ) {
+        return Some(
+            "a tick here would change nothing (no timer due, no age or backoff that still \
+             counts), and the model leaves such a tick out (spec 7.3); take the step that \
+             comes first instead, or drop the tick"
+                .into(),
+        );
+    }
+    None
 }
 
 impl Trace {
@@ -449,28 +495,45 @@ fn parse(v: &Value) -> Result<Trace, TraceError> {
     let mut expectations = Vec::new();
     let mut last_from = 0;
     let mut cycle_from = (cycle_start == Some(0)).then(|| state.clone());
+    // Each step's expectation is checked as soon as the step is taken, so that a step a failed
+    // expectation made impossible reports the expectation, not only the step.
+    let mut outputs = Vec::new();
+    let mut failed: Option<ExpectFailure> = None;
+    let first_failure = |failed: &Option<ExpectFailure>, e: TraceError| match failed {
+        Some(f) => TraceError::ExpectationFailed {
+            failure: f.render("model"),
+            then: Box::new(e),
+        },
+        None => e,
+    };
     for (i, spec) in specs.iter().enumerate() {
         let from = steps.len();
         last_from = from;
         for rep in 0..spec.count {
-            let action = resolve(&model, &state, spec)?;
+            let action = resolve(&model, &state, spec).map_err(|e| first_failure(&failed, e))?;
             let at = if spec.count > 1 {
                 format!("step {} (tick {} of {})", i + 1, rep + 1, spec.count)
             } else {
                 format!("step {}", i + 1)
             };
-            let Some((next, _)) = model.step(&state, &action) else {
-                return Err(not_enabled(&model, &state, steps.len(), at, action));
+            let Some((next, out)) = model.step(&state, &action) else {
+                let e = not_enabled(&model, &state, steps.len(), at, action);
+                return Err(first_failure(&failed, e));
             };
             state = next;
             steps.push(action);
+            outputs.push(out);
             if cycle_start == Some(steps.len()) {
                 cycle_from = Some(state.clone());
             }
         }
         if let Some(x) = &spec.expect {
             let path = format!("{}.expect", spec.path);
-            expectations.push(Expectation::parse(x, &path, from, steps.len(), limits)?);
+            let e = Expectation::parse(x, &path, from, steps.len(), limits)?;
+            if failed.is_none() {
+                failed = e.check(&Observation::of_model(&state, &outputs[from..]));
+            }
+            expectations.push(e);
         }
     }
     if let Some(x) = end {
@@ -679,6 +742,28 @@ fn parse_step(
             "delete_bucket" => &[("bucket", Shape::Bucket)],
             _ => &[],
         };
+        // An unknown field is named with every field this kind of step takes, not only the
+        // kind's own (which a register or a tick does not have).
+        if let Some(k) = rest.keys().find(|k| !fields.iter().any(|(n, _)| n == k)) {
+            let mut valid = vec!["kind"];
+            valid.extend(fields.iter().map(|(n, _)| *n));
+            if failable {
+                valid.push("fail_store_op");
+            }
+            match kind {
+                "register" => valid.push("plan"),
+                "tick" => valid.push("count"),
+                _ => {}
+            }
+            valid.push("expect");
+            return Err(TraceError::invalid(
+                format!("{path}.{k}"),
+                format!(
+                    "unknown field of a `{kind}` step; expected one of {}",
+                    valid.join(", ")
+                ),
+            ));
+        }
         if let Value::Object(m) = pattern::object(&Value::Object(rest), fields, path, limits)? {
             pat.extend(m);
         }
