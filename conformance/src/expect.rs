@@ -4,10 +4,12 @@
 
 use std::fmt::Debug;
 
-use rebalance_model::expect::{Observation, ObservedBucket, ObservedTask};
+use rebalance_model::expect::{attempt_json, Observation, ObservedBucket, ObservedTask};
 use serde_json::{json, Value};
 
-use crate::projection::{Effects, Key, Lai, Reply, Sent, ServerSet, State};
+use crate::projection::{
+    Attempt, Effects, Event, Key, Lai, Reply, Sent, ServerSet, Servers, State,
+};
 
 /// A projection status in spec vocabulary: `TimeoutFinal` is `TIMEOUT_FINAL`, `NotStarted` is
 /// `NOT_STARTED` (the variants are the spec's statuses in Rust case).
@@ -38,14 +40,39 @@ fn set(s: ServerSet) -> Vec<u64> {
     (0..64).filter(|b| s.0 & (1u64 << b) != 0).collect()
 }
 
-/// The servers of a projected list. The projection keeps its lists private and renders them as
-/// `[1,0]`, which is read back here.
-fn servers<T: Debug>(list: &T) -> Vec<u64> {
-    format!("{list:?}")
-        .trim_matches(|c| c == '[' || c == ']')
-        .split(',')
-        .filter_map(|s| s.trim().parse().ok())
-        .collect()
+fn servers(list: &Servers) -> Vec<u64> {
+    list.to_vec()
+}
+
+/// An event of the projection as trace JSON (the model's serialization of its events).
+fn event(e: &Event) -> Value {
+    let k = |k: &Key| json!({ "rid": k.rid, "bucket": k.bucket });
+    match e {
+        Event::Timeout(key) => json!({"type": "timeout", "key": k(key)}),
+        Event::Reconcile(key) => json!({"type": "reconcile", "key": k(key)}),
+        Event::Finalize(rid) => json!({"type": "finalize", "rid": rid}),
+        Event::Recover => json!({"type": "recover"}),
+    }
+}
+
+fn attempt(a: &Attempt) -> Value {
+    match a {
+        Attempt::Running { age, .. } => attempt_json(false, *age, 0, None, 0, 0),
+        Attempt::Tracked {
+            since_progress,
+            blocked_for,
+            reconciles,
+            reconcile_in,
+            ..
+        } => attempt_json(
+            true,
+            0,
+            *since_progress,
+            *blocked_for,
+            *reconciles,
+            *reconcile_in,
+        ),
+    }
 }
 
 fn key(k: &Option<Key>) -> Value {
@@ -119,6 +146,11 @@ pub fn observe(state: &State, effects: &[Effects]) -> Observation {
                 leader_epoch: b.lai.leader_epoch,
                 bucket_epoch: b.lai.bucket_epoch,
                 deleted: b.deleted,
+                attempt: state
+                    .attempts
+                    .iter()
+                    .find(|(x, _)| *x == b.bucket)
+                    .map(|(_, a)| attempt(a)),
             })
             .collect(),
         sent: effects
@@ -130,6 +162,13 @@ pub fn observe(state: &State, effects: &[Effects]) -> Observation {
             .iter()
             .flat_map(|e| e.replies.iter())
             .map(reply)
+            .collect(),
+        events: state.events.iter().map(event).collect(),
+        live: set(state.live),
+        plan: state
+            .plan
+            .iter()
+            .map(|e| json!({"bucket": e.bucket, "ors": servers(&e.ors), "trs": servers(&e.trs)}))
             .collect(),
     }
 }

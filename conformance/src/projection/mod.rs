@@ -72,6 +72,13 @@ impl Servers {
         }
         s
     }
+
+    /// The servers in order (an id above 254 as 255; a list longer than [`Servers::CAP`] is
+    /// cut there, as it is kept).
+    pub fn to_vec(&self) -> Vec<u64> {
+        let kept = usize::from(self.len).min(Servers::CAP);
+        self.ids[..kept].iter().map(|x| u64::from(*x)).collect()
+    }
 }
 
 impl fmt::Debug for Servers {

@@ -29,7 +29,23 @@ const TASK: &[(&str, Shape)] = &[
     ("status", Shape::Name(TASK_STATUSES)),
     ("cancel_requested", Shape::Bool),
 ];
+/// A bucket's attempt (spec 3.2): its mode, and the counters its mode reads, in ticks.
+const ATTEMPT: &[(&str, Shape)] = &[
+    ("mode", Shape::Name(&["running", "tracked"])),
+    ("age", Shape::Small),
+    ("since_progress", Shape::Small),
+    ("blocked_for", Shape::Nullable(&Shape::Small)),
+    ("reconciles", Shape::Small),
+    ("reconcile_in", Shape::Small),
+];
+/// A stored plan entry.
+const PLAN_ENTRY: &[(&str, Shape)] = &[
+    ("bucket", Shape::Bucket),
+    ("ors", Shape::Replicas),
+    ("trs", Shape::Replicas),
+];
 const BUCKET: &[(&str, Shape)] = &[
+    ("attempt", Shape::Nullable(&Shape::Object(ATTEMPT))),
     ("status", Shape::Nullable(&Shape::Name(BUCKET_STATUSES))),
     ("assignment", Shape::Replicas),
     ("leader", Shape::Nullable(&Shape::Server)),
@@ -45,6 +61,9 @@ pub const EXPECT: &[(&str, Shape)] = &[
     ("buckets", Shape::PerBucket(&Shape::Object(BUCKET))),
     ("sent", Shape::List(&Shape::Message)),
     ("reply", Shape::Nullable(&Shape::Reply)),
+    ("events", Shape::List(&Shape::Object(pattern::EVENT))),
+    ("live", Shape::ServerSet),
+    ("plan", Shape::List(&Shape::Object(PLAN_ENTRY))),
 ];
 
 /// One `expect` block, validated and normalized.
@@ -175,6 +194,8 @@ pub struct ObservedBucket {
     pub leader_epoch: u64,
     pub bucket_epoch: u64,
     pub deleted: bool,
+    /// The bucket's attempt, if it has one, as [`ATTEMPT`] writes it.
+    pub attempt: Option<Value>,
 }
 
 /// What an expectation is checked against, from either side, in spec vocabulary.
@@ -187,6 +208,30 @@ pub struct Observation {
     pub sent: Vec<Value>,
     /// The replies to the client, in spec vocabulary (`Accepted(1)`).
     pub replies: Vec<String>,
+    /// The coordinator's event queue, front first, as trace JSON.
+    pub events: Vec<Value>,
+    /// The servers the coordinator holds live, ascending.
+    pub live: Vec<u64>,
+    /// The stored task's plan, in admission order (`bucket`, `ors`, `trs`); empty without one.
+    pub plan: Vec<Value>,
+}
+
+/// An attempt as an `expect` block writes it: a running one by its age, a tracked one by the
+/// counters of R14 (spec 3.2).
+pub fn attempt_json(
+    tracked: bool,
+    age: u64,
+    since_progress: u64,
+    blocked_for: Option<u64>,
+    reconciles: u64,
+    reconcile_in: u64,
+) -> Value {
+    if tracked {
+        json!({"mode": "tracked", "since_progress": since_progress, "blocked_for": blocked_for,
+               "reconciles": reconciles, "reconcile_in": reconcile_in})
+    } else {
+        json!({"mode": "running", "age": age})
+    }
 }
 
 impl Observation {
@@ -211,6 +256,22 @@ impl Observation {
                     leader_epoch: meta.lai[b].leader_epoch.into(),
                     bucket_epoch: meta.lai[b].bucket_epoch.into(),
                     deleted: meta.deleted[b],
+                    attempt: c
+                        .attempts
+                        .iter()
+                        .find(|(x, _)| usize::from(*x) == b)
+                        .map(|(x, a)| {
+                            let tracked =
+                                c.status_of(*x) == Some(crate::types::BucketStatus::Timeout);
+                            attempt_json(
+                                tracked,
+                                a.age.into(),
+                                a.since_progress.into(),
+                                a.blocked_for.map(u64::from),
+                                a.reconciles.into(),
+                                a.reconcile_in.into(),
+                            )
+                        }),
                 })
                 .collect(),
             sent: outputs
@@ -222,6 +283,21 @@ impl Observation {
                 .iter()
                 .filter_map(|o| o.reply.as_ref().map(render::reply))
                 .collect(),
+            events: c
+                .events
+                .iter()
+                .map(|e| serde_json::to_value(e).expect("events serialize"))
+                .collect(),
+            live: c.live.iter().map(u64::from).collect(),
+            plan: s.store.task.as_ref().map_or_else(Vec::new, |t| {
+                t.plan
+                    .iter()
+                    .map(|e| {
+                        json!({"bucket": e.bucket, "ors": e.ors.iter().collect::<Vec<_>>(),
+                               "trs": e.trs.iter().collect::<Vec<_>>()})
+                    })
+                    .collect()
+            }),
         }
     }
 
@@ -240,6 +316,7 @@ impl Observation {
                     "leader_epoch": b.leader_epoch,
                     "bucket_epoch": b.bucket_epoch,
                     "deleted": b.deleted,
+                    "attempt": b.attempt,
                 }),
             );
         }
@@ -258,6 +335,9 @@ impl Observation {
             "buckets": buckets,
             "sent": self.sent,
             "reply": reply,
+            "events": self.events,
+            "live": self.live,
+            "plan": self.plan,
         })
     }
 }

@@ -47,6 +47,16 @@ pub enum Shape {
 }
 
 pub const KEY: &[(&str, Shape)] = &[("rid", Shape::Small), ("bucket", Shape::Bucket)];
+/// An event of the coordinator's queue, as a `process_event` step and an `expect` block's
+/// `events` write it.
+pub const EVENT: &[(&str, Shape)] = &[
+    (
+        "type",
+        Shape::Name(&["timeout", "reconcile", "finalize", "recover"]),
+    ),
+    ("key", Shape::Object(KEY)),
+    ("rid", Shape::Small),
+];
 const OPT_SERVER: Shape = Shape::Nullable(&Shape::Server);
 const OPT_KEY: Shape = Shape::Nullable(&Shape::Object(KEY));
 

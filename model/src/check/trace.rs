@@ -395,14 +395,6 @@ struct StepSpec {
     expect: Option<Value>,
 }
 
-const EVENT: &[(&str, Shape)] = &[
-    (
-        "type",
-        Shape::Name(&["timeout", "reconcile", "finalize", "recover"]),
-    ),
-    ("key", Shape::Object(pattern::KEY)),
-    ("rid", Shape::Small),
-];
 const FAIL: Shape = Shape::Positive(255);
 
 /// The message fields a `deliver_*` kind takes, or `None` for other kinds.
@@ -736,7 +728,7 @@ fn parse_step(
         pat.insert("msg".into(), checked);
     } else {
         let fields: &[(&str, Shape)] = match kind {
-            "process_event" | "zombie_process_event" => &[("event", Shape::Object(EVENT))],
+            "process_event" | "zombie_process_event" => &[("event", Shape::Object(pattern::EVENT))],
             "propose_isr" => &[("server", Shape::Server), ("bucket", Shape::Bucket)],
             "crash_server" | "restart_server" => &[("server", Shape::Server)],
             "delete_bucket" => &[("bucket", Shape::Bucket)],
