@@ -212,6 +212,22 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// A tick longer than `tick` in which every duration of `given` (ms) is a whole number of ticks
+/// and at most [`MAX_DURATION_TICKS`] of them: their greatest common divisor with the tick, if
+/// that is enough.
+fn coarser_tick(given: &[u64], tick: u64) -> Option<u64> {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let g = given.iter().fold(0, |g, ms| gcd(g, *ms));
+    let longest = given.iter().max()?;
+    (g > tick && longest / g <= u64::from(MAX_DURATION_TICKS)).then_some(g)
+}
+
 impl Config {
     /// Reads and validates a JSON configuration (same fields as the presets; see
     /// `rebalance-model configs` and `spec/trace-format.md`).
@@ -315,6 +331,14 @@ impl Config {
                 &mut self.no_progress_timeout_ticks,
             ),
         ];
+        // A coarser tick is suggested only when every duration is in ms (one in ticks would
+        // change its meaning with the tick).
+        let given: Vec<u64> = fields.iter().filter_map(|(_, ms, _)| *ms).collect();
+        let given = if given.len() == fields.len() {
+            given
+        } else {
+            Vec::new()
+        };
         for (name, ms, ticks) in fields {
             let Some(ms) = ms else {
                 if *ticks == 0 {
@@ -341,7 +365,17 @@ impl Config {
             if n == 0 || n > u64::from(MAX_DURATION_TICKS) {
                 return Err(ConfigError::invalid(
                     field,
-                    format!("{ms} ms is {n} ticks; must be 1..={MAX_DURATION_TICKS} ticks"),
+                    format!(
+                        "{ms} ms is {n} ticks; must be 1..={MAX_DURATION_TICKS} ticks (the model \
+                         counts each age in ticks in its state){}",
+                        coarser_tick(&given, tick)
+                            .map(|g| format!(
+                                "; a check_interval_ms of {g} keeps every duration given in ms \
+                                 exact and within the limit (spec/trace-format.md, \"Durations \
+                                 in milliseconds\", says what it gives up)"
+                            ))
+                            .unwrap_or_default()
+                    ),
                 ));
             }
             if *ticks != 0 && u64::from(*ticks) != n {

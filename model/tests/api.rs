@@ -314,3 +314,32 @@ fn explorer_answers_status() {
     }
     panic!("Explorer did not answer on {url}");
 }
+
+/// A 1 ms tick with Fluss's 30-minute limits does not fit the model's counters; the error says
+/// which tick would (spec/trace-format.md, "Durations in milliseconds").
+#[test]
+fn durations_beyond_the_tick_limit_name_a_tick_that_fits() {
+    let mut v = serde_json::to_value(preset("tiny").unwrap()).unwrap();
+    let m = v.as_object_mut().unwrap();
+    for k in [
+        "task_timeout_ticks",
+        "max_reconcile_backoff_ticks",
+        "target_unavailable_timeout_ticks",
+        "no_progress_timeout_ticks",
+    ] {
+        m.remove(k);
+    }
+    m.insert("check_interval_ms".into(), 1.into());
+    m.insert("task_timeout_ms".into(), 1_800_000.into());
+    m.insert("max_reconcile_backoff_ms".into(), 600_000.into());
+    m.insert("target_unavailable_timeout_ms".into(), 1_800_000.into());
+    m.insert("no_progress_timeout_ms".into(), 3_600_000.into());
+    let e = field_of(&v.to_string());
+    assert!(e.starts_with("task_timeout_ms | "), "{e}");
+    assert!(e.contains("a check_interval_ms of 600000 keeps"), "{e}");
+    // That tick is accepted.
+    v["check_interval_ms"] = 600_000.into();
+    let c = Config::from_json_str(&v.to_string()).unwrap();
+    assert_eq!(c.task_timeout_ticks, 3);
+    assert_eq!(c.no_progress_timeout_ticks, 6);
+}
