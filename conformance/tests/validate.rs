@@ -545,21 +545,11 @@ fn every_kept_variant_and_switch_trace_logged_is_rejected_where_it_acts() {
 /// The manager's log of a fault-free run of `ci-rf2-recovery` cut by a coordinator crash after
 /// `prefix` steps and then run to its end; and the index of the start record after the crash.
 fn crashed_at(prefix: usize) -> (RebalanceModel, Vec<Value>, usize) {
-    use rebalance_model::ActionKind as K;
     let model = unreduced(rebalance_model::presets::load("ci-rf2-recovery").expect("preset"));
     let mut steps = fault_free_run(&model);
     steps.truncate(prefix);
     steps.push(Action::CrashCoordinator);
-    let wanted = [
-        K::ProcessEvent,
-        K::DeliverNliResponse,
-        K::DeliverAdjustIsr,
-        K::DeliverAdjustIsrResponse,
-        K::ProposeIsr,
-        K::DeliverNli,
-        K::Tick,
-    ];
-    let steps = extended(&model, &steps, &wanted, 80);
+    let steps = continued(&model, &steps);
     let lines: Vec<Value> = log_of(&model, &steps)
         .lines()
         .map(|l| serde_json::from_str(l).expect("json"))

@@ -365,10 +365,23 @@ fn expectation(
     end: bool,
 ) -> Expectation {
     let mut v = observed;
+    let o = v.as_object_mut().expect("an observation is an object");
     if end {
-        let o = v.as_object_mut().expect("an observation is an object");
         o.remove("sent");
         o.remove("reply");
+    }
+    // The coordinator's queue, live set, stored plan and attempts became assertable after the
+    // shipped suites were written; a suite states what it always stated, so that regenerating
+    // one changes nothing for the implementations that pass it.
+    for k in ["events", "live", "plan"] {
+        o.remove(k);
+    }
+    if let Some(Value::Object(buckets)) = o.get_mut("buckets") {
+        for b in buckets.values_mut() {
+            if let Some(b) = b.as_object_mut() {
+                b.remove("attempt");
+            }
+        }
     }
     let limits = Limits {
         servers: model.config.servers.into(),
