@@ -682,7 +682,9 @@ fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
     let store = open_store(args)?;
     let mut events = VecDeque::new();
     let mut replies = Vec::new();
-    // The simulated servers start from what the store says (their views survive restarts).
+    // The simulated servers live in this process, so a new process starts them from what the
+    // store says: as if each had adopted the latest stored metadata, which the validator
+    // explains as the requests still in flight delivered (and a pending ISR proposal lost).
     let mut cluster = Cluster::new(0..SERVERS);
     let read = args.log.is_some() && args.buckets as usize <= MODEL_MAX_BUCKETS;
     let (mut m, start_effects, found) = incarnate(store, &cluster, now, read)?;
