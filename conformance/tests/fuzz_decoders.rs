@@ -1,0 +1,361 @@
+//! Seeded mutation fuzzing of every decoder that reads outside input (issue 21): the trace
+//! loader, the configuration loader, the driver protocol's line decoder and its server, the
+//! coordinator log parser, the file store's snapshot and journal, and the ZooKeeper node codec.
+//! Each target starts from the repository's own files (traces, suites, configurations, a
+//! recorded log, a store the manager wrote) and applies a few byte mutations per execution
+//! (bit flips, JSON punctuation, deletions, duplications, splices, truncation), a fixed number
+//! of executions from a fixed seed, so a run is reproducible. A decoder may refuse anything; it
+//! must not panic, and no execution may hold more than `MAX_LIVE_BYTES` at once (a counting
+//! allocator below). A failing execution prints its target, seed, iteration and input.
+//!
+//! This is not coverage-guided: it finds what perturbing real inputs finds, in seconds, on the
+//! stable toolchain CI has. FUZZ_ITERATIONS (default 20,000 per target) and FUZZ_SEED set a
+//! longer or another run (scripts/scheduled-checks.sh runs 500,000).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Live heap bytes, and the most seen since the last reset.
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            let now = LIVE.fetch_add(l.size(), Ordering::Relaxed) + l.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) };
+        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// The most heap one execution may hold above what was live before it.
+const MAX_LIVE_BYTES: usize = 256 << 20;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const PUNCTUATION: &[u8] = b"{}[]\",:-09 \\\nnulltrue";
+
+/// One to four mutations of `input`, some splicing in part of another seed.
+fn mutate(rng: &mut Rng, input: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = input.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let at = rng.below(out.len() + 1);
+        match rng.below(7) {
+            0 if !out.is_empty() => {
+                let i = at.min(out.len() - 1);
+                out[i] ^= 1 << rng.below(8);
+            }
+            1 if !out.is_empty() => {
+                let i = at.min(out.len() - 1);
+                out[i] = PUNCTUATION[rng.below(PUNCTUATION.len())];
+            }
+            2 => {
+                let end = (at + 1 + rng.below(16)).min(out.len());
+                out.drain(at.min(end)..end);
+            }
+            3 => {
+                let end = (at + 1 + rng.below(32)).min(out.len());
+                let piece = out[at.min(end)..end].to_vec();
+                out.splice(at.min(out.len())..at.min(out.len()), piece);
+            }
+            4 => {
+                let other = &seeds[rng.below(seeds.len())];
+                let from = rng.below(other.len());
+                let end = (from + 1 + rng.below(64)).min(other.len());
+                out.splice(at..at, other[from..end].iter().copied());
+            }
+            5 => out.truncate(at),
+            _ => {
+                let digits = rng.next().to_string();
+                out.splice(at..at, digits.bytes());
+            }
+        }
+    }
+    out
+}
+
+fn repo(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(p)
+}
+
+/// Every `.json` file under `dirs` (one level of subdirectories).
+fn json_files(dirs: &[&str]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for d in dirs {
+        let mut stack = vec![repo(d)];
+        while let Some(dir) = stack.pop() {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+                .map(|e| e.unwrap().path())
+                .collect();
+            entries.sort();
+            for p in entries {
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "json") {
+                    out.push(std::fs::read(&p).unwrap());
+                }
+            }
+        }
+    }
+    assert!(!out.is_empty(), "no seeds in {dirs:?}");
+    out
+}
+
+fn iterations() -> u64 {
+    std::env::var("FUZZ_ITERATIONS").map_or(20_000, |v| v.parse().expect("FUZZ_ITERATIONS"))
+}
+
+fn seed() -> u64 {
+    std::env::var("FUZZ_SEED").map_or(0xF022, |v| v.parse().expect("FUZZ_SEED"))
+}
+
+/// Runs `target` on mutations of `seeds`; panics (the test fails) on a panic or an allocation
+/// beyond the bound, naming the input.
+fn fuzz(name: &str, seeds: &[Vec<u8>], target: impl Fn(&[u8])) {
+    let (n, s) = (iterations(), seed());
+    let mut rng = Rng(s ^ name
+        .bytes()
+        .fold(0u64, |h, b| h.rotate_left(5) ^ u64::from(b)));
+    let mut runs = 0u64;
+    for i in 0..n {
+        let base = &seeds[rng.below(seeds.len())];
+        let input = mutate(&mut rng, base, seeds);
+        let before = LIVE.load(Ordering::Relaxed);
+        PEAK.store(before, Ordering::Relaxed);
+        let outcome = catch_unwind(AssertUnwindSafe(|| target(&input)));
+        let held = PEAK.load(Ordering::Relaxed).saturating_sub(before);
+        let show = || String::from_utf8_lossy(&input[..input.len().min(2000)]).into_owned();
+        assert!(
+            outcome.is_ok(),
+            "{name}: a panic on iteration {i} (FUZZ_SEED={s}), input:\n{}",
+            show()
+        );
+        assert!(
+            held <= MAX_LIVE_BYTES,
+            "{name}: {held} bytes held on iteration {i} (FUZZ_SEED={s}), input:\n{}",
+            show()
+        );
+        runs += 1;
+    }
+    eprintln!(
+        "{name}: {runs} executions from {} seeds, seed {s}",
+        seeds.len()
+    );
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn the_trace_loader() {
+    let seeds = json_files(&["conformance/traces", "model/traces"]);
+    fuzz("trace", &seeds, |b| {
+        let _ = rebalance_model::Trace::from_json(&text(b));
+    });
+}
+
+#[test]
+fn the_configuration_loader() {
+    let seeds = json_files(&["model/configs"]);
+    fuzz("config", &seeds, |b| {
+        let _ = rebalance_model::Config::from_json_str(&text(b));
+    });
+}
+
+/// Lines of the driver protocol: a recorded session of the Python example's kind.
+fn driver_lines() -> Vec<Vec<u8>> {
+    let spec = std::fs::read_to_string(repo("spec/driver-protocol.md")).unwrap();
+    let lines: Vec<Vec<u8>> = spec
+        .lines()
+        .filter_map(|l| l.strip_prefix("> ").or_else(|| l.strip_prefix("< ")))
+        .map(|l| l.as_bytes().to_vec())
+        .collect();
+    assert!(
+        lines.len() > 10,
+        "the example session of spec/driver-protocol.md"
+    );
+    lines
+}
+
+#[test]
+fn the_driver_protocol_decoder() {
+    use rebalance_manager::wire::{decode, Request, Response};
+    fuzz("wire", &driver_lines(), |b| {
+        let t = text(b);
+        let _ = decode::line::<Request>(&t);
+        let _ = decode::line::<Response>(&t);
+    });
+}
+
+/// Whole sessions: the example session's requests, mutated, served to the end. The server
+/// decodes, and the manager handles whatever decodes.
+#[test]
+fn the_driver_protocol_server() {
+    let spec = std::fs::read_to_string(repo("spec/driver-protocol.md")).unwrap();
+    let session: Vec<u8> = spec
+        .lines()
+        .filter_map(|l| l.strip_prefix("> "))
+        .flat_map(|l| format!("{l}\n").into_bytes())
+        .collect();
+    fuzz("server", &[session], |b| {
+        let _ = rebalance_manager_stdio::server::serve(std::io::BufReader::new(b), std::io::sink());
+    });
+}
+
+#[test]
+fn the_coordinator_log_parser() {
+    use rebalance_conformance::validate::{self, record};
+    let trace =
+        rebalance_model::Trace::read(repo("conformance/traces/move-completes.json")).unwrap();
+    let log = record::log_of(&trace.model(), &trace.steps).expect("a log");
+    let lines: Vec<Vec<u8>> = log.lines().map(|l| format!("{l}\n").into_bytes()).collect();
+    let whole = log.into_bytes();
+    let mut seeds = lines;
+    seeds.push(whole);
+    fuzz("log", &seeds, |b| {
+        let _ = validate::parse(&text(b));
+    });
+}
+
+/// A store written by the manager's file adapter: its snapshot, its journal and the journal's
+/// name, each file mutated in its own target and opened with the other intact.
+fn file_store_files() -> (Vec<u8>, Vec<u8>, String) {
+    use rebalance_manager::{FileStore, FileStoreOptions, PersistedState, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = FileStore::create(
+        dir.path(),
+        PersistedState::default(),
+        FileStoreOptions::default(),
+    )
+    .unwrap();
+    let e = s.elect_coordinator().unwrap();
+    let rec = rebalance_manager::BucketRecord {
+        assignment: vec![0, 1],
+        ..Default::default()
+    };
+    s.write_bucket(e, 0, &rec).unwrap();
+    s.mark_deleted(e, 1).unwrap();
+    let journal = format!("journal.{}.log", s.generation());
+    drop(s);
+    (
+        std::fs::read(dir.path().join("snapshot.json")).expect("snapshot file"),
+        std::fs::read(dir.path().join(&journal)).unwrap(),
+        journal,
+    )
+}
+
+fn open_with(snapshot: &[u8], journal: &[u8], journal_name: &str) {
+    use rebalance_manager::{FileStore, FileStoreOptions};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("snapshot.json"), snapshot).unwrap();
+    std::fs::write(dir.path().join(journal_name), journal).unwrap();
+    let options = FileStoreOptions {
+        fsync: false,
+        ..FileStoreOptions::default()
+    };
+    let _ = FileStore::open(dir.path(), options);
+}
+
+#[test]
+fn the_file_store_journal() {
+    let (snapshot, journal, name) = file_store_files();
+    fuzz("journal", &[journal], |b| open_with(&snapshot, b, &name));
+}
+
+#[test]
+fn the_file_store_snapshot() {
+    let (snapshot, journal, name) = file_store_files();
+    fuzz("snapshot", &[snapshot], |b| open_with(b, &journal, &name));
+}
+
+#[test]
+fn the_zookeeper_node_codec() {
+    use rebalance_manager::store::zk::codec::{self, EpochNode, PlanRef, RootHeader, TaskHeader};
+    let seeds: Vec<Vec<u8>> = vec![
+        codec::encode(&RootHeader {
+            format: codec::FORMAT.into(),
+            version: codec::VERSION,
+            bucket_page: 64,
+            epoch_base: 0,
+        }),
+        codec::encode(&EpochNode { epoch: 3 }),
+        codec::encode(&TaskHeader {
+            id: 1,
+            status: rebalance_manager::TaskStatus::Rebalancing,
+            cancel_requested: false,
+            plan: PlanRef {
+                dir: "plan0000000001".into(),
+                entries: 10,
+                chunks: 2,
+                crc32: 0xDEAD_BEEF,
+            },
+        }),
+    ];
+    fuzz("zk-node", &seeds, |b| {
+        let _ = codec::decode::<RootHeader>("root", b);
+        let _ = codec::decode::<EpochNode>("epoch", b);
+        let _ = codec::decode::<TaskHeader>("task", b);
+    });
+}
+
+/// The harness itself: a panic that mutation reaches, and an allocation beyond the bound, each
+/// fail the run.
+#[test]
+fn the_fuzzer_reports_a_panic_and_an_allocation_beyond_the_bound() {
+    let seeds = vec![b"{\"a\": [1, 2, 3]}".to_vec()];
+    let panicked = catch_unwind(|| {
+        fuzz("planted-panic", &seeds, |b| {
+            assert!(!b.contains(&b'9'), "a planted panic");
+        })
+    });
+    let message = panicked.expect_err("the planted panic is found");
+    let text = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        text.contains("planted-panic: a panic on iteration"),
+        "{text}"
+    );
+    let hoarded = catch_unwind(|| {
+        fuzz("planted-hoard", &seeds, |b| {
+            if b.len() < 8 {
+                let v = vec![1u8; MAX_LIVE_BYTES + 1];
+                std::hint::black_box(&v);
+            }
+        })
+    });
+    let message = hoarded.expect_err("the allocation is found");
+    let text = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(text.contains("bytes held on iteration"), "{text}");
+}
