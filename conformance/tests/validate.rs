@@ -651,3 +651,46 @@ fn a_first_recover_cut_short_is_explained() {
     lines.remove(2);
     assert_eq!(rejected_at(&model, &join(&lines)), 3);
 }
+
+/// A process killed after its election and before its start record leaves only a gap in the
+/// epochs: the next start is explained by as many crashes in a row. A gap the log's other
+/// records contradict is not.
+#[test]
+fn an_incarnation_that_logged_nothing_is_explained_by_its_epoch_gap() {
+    use rebalance_model::ActionKind as K;
+    let model = unreduced(rebalance_model::presets::load("ci-coordinator-crash").expect("preset"));
+    let mut budgets = model.config.clone();
+    budgets.budgets.coordinator_crash = 2;
+    let model = unreduced(budgets);
+    let wanted = [
+        K::Register,
+        K::ProcessEvent,
+        K::DeliverNliResponse,
+        K::DeliverNli,
+    ];
+    let prefix = extended(&model, &[], &wanted, 3);
+    let mut steps = prefix.clone();
+    steps.extend([Action::CrashCoordinator, Action::CrashCoordinator]);
+    let steps = extended(&model, &steps, &wanted, 40);
+    let mut lines: Vec<Value> = log_of(&model, &steps)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    let starts: Vec<usize> = (2..lines.len())
+        .filter(|i| lines[*i]["type"] == "start")
+        .collect();
+    assert_eq!(starts.len(), 2, "two crashes, two starts after the first");
+    assert_eq!(
+        starts[1],
+        starts[0] + 1,
+        "the first restart did nothing before the second"
+    );
+    assert!(matches!(verdict(&model, &join(&lines)), Verdict::Valid));
+    // The first restart's start record never written: epochs 1, then 3.
+    lines.remove(starts[0]);
+    assert!(matches!(verdict(&model, &join(&lines)), Verdict::Valid));
+    // A start whose epoch jumps further than the crash budget allows is not.
+    let mut beyond = lines.clone();
+    beyond[starts[0]]["coordinator_epoch"] = Value::from(9);
+    assert_eq!(rejected_at(&model, &join(&beyond)), starts[0] + 1);
+}
