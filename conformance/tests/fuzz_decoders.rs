@@ -40,53 +40,46 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
+mod common;
+use common::Rng;
+
+/// A number in `0..n`, as the mutations index with it.
+fn pick(rng: &mut Rng, n: usize) -> usize {
+    rng.below(n as u64) as usize
+}
+
 /// The most heap one execution may hold above what was live before it.
 const MAX_LIVE_BYTES: usize = 256 << 20;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 const PUNCTUATION: &[u8] = b"{}[]\",:-09 \\\nnulltrue";
 
 /// One to four mutations of `input`, some splicing in part of another seed.
 fn mutate(rng: &mut Rng, input: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
     let mut out = input.to_vec();
-    for _ in 0..1 + rng.below(4) {
-        let at = rng.below(out.len() + 1);
-        match rng.below(7) {
+    for _ in 0..1 + pick(rng, 4) {
+        let at = pick(rng, out.len() + 1);
+        match pick(rng, 7) {
             0 if !out.is_empty() => {
                 let i = at.min(out.len() - 1);
-                out[i] ^= 1 << rng.below(8);
+                out[i] ^= 1 << pick(rng, 8);
             }
             1 if !out.is_empty() => {
                 let i = at.min(out.len() - 1);
-                out[i] = PUNCTUATION[rng.below(PUNCTUATION.len())];
+                out[i] = PUNCTUATION[pick(rng, PUNCTUATION.len())];
             }
             2 => {
-                let end = (at + 1 + rng.below(16)).min(out.len());
+                let end = (at + 1 + pick(rng, 16)).min(out.len());
                 out.drain(at.min(end)..end);
             }
             3 => {
-                let end = (at + 1 + rng.below(32)).min(out.len());
+                let end = (at + 1 + pick(rng, 32)).min(out.len());
                 let piece = out[at.min(end)..end].to_vec();
                 out.splice(at.min(out.len())..at.min(out.len()), piece);
             }
             4 => {
-                let other = &seeds[rng.below(seeds.len())];
-                let from = rng.below(other.len());
-                let end = (from + 1 + rng.below(64)).min(other.len());
+                let other = &seeds[pick(rng, seeds.len())];
+                let from = pick(rng, other.len());
+                let end = (from + 1 + pick(rng, 64)).min(other.len());
                 out.splice(at..at, other[from..end].iter().copied());
             }
             5 => out.truncate(at),
@@ -142,9 +135,8 @@ fn fuzz(name: &str, seeds: &[Vec<u8>], target: impl Fn(&[u8])) {
     let mut rng = Rng(s ^ name
         .bytes()
         .fold(0u64, |h, b| h.rotate_left(5) ^ u64::from(b)));
-    let mut runs = 0u64;
     for i in 0..n {
-        let base = &seeds[rng.below(seeds.len())];
+        let base = &seeds[pick(&mut rng, seeds.len())];
         let input = mutate(&mut rng, base, seeds);
         let before = LIVE.load(Ordering::Relaxed);
         PEAK.store(before, Ordering::Relaxed);
@@ -161,10 +153,9 @@ fn fuzz(name: &str, seeds: &[Vec<u8>], target: impl Fn(&[u8])) {
             "{name}: {held} bytes held on iteration {i} (FUZZ_SEED={s}), input:\n{}",
             show()
         );
-        runs += 1;
     }
     eprintln!(
-        "{name}: {runs} executions from {} seeds, seed {s}",
+        "{name}: {n} executions from {} seeds, seed {s}",
         seeds.len()
     );
 }

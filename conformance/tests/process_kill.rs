@@ -20,20 +20,7 @@ use rebalance_model::{BugSet, Config, RebalanceModel};
 use serde_json::Value;
 
 mod common;
-use common::cluster_binary;
-
-/// A small deterministic generator for the kill points (splitmix64).
-struct Points(u64);
-
-impl Points {
-    fn next(&mut self, below: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % below
-    }
-}
+use common::{cluster_binary, Rng};
 
 /// Buckets of the cluster: the most a log header describes is 16.
 const BUCKETS: usize = 12;
@@ -83,13 +70,13 @@ fn run_cluster(store: &[&str], log: &Path, seed: u64, kill_at: Option<u64>) -> E
 fn killed_run(store: &[&str], dir: &Path, seed: u64, kills: usize) -> (String, usize) {
     eprintln!("kill points from seed {seed}");
     let log = dir.join("coordinator.log");
-    let mut points = Points(seed);
+    let mut points = Rng(seed);
     let mut landed = 0;
     let mut finished = false;
     while landed < kills && !finished {
         // A 12-bucket run makes some 40 to 60 store operations: early points, so that most
         // land before the run would have finished.
-        let n = 1 + points.next(25);
+        let n = 1 + points.below(25);
         match run_cluster(store, &log, seed, Some(n)) {
             Ended::Killed => landed += 1,
             Ended::Finished => finished = true,
