@@ -27,7 +27,7 @@ command -v cargo-nextest >/dev/null || {
 }
 cd "$(dirname "$0")/.."
 # Both under one server: the doc tests build with the same REBALANCE_ZK_TESTS as the tests
-# (impl/build.rs), so the crate is not compiled twice.
+# (stores/build.rs), so the crate is not compiled twice.
 exec scripts/with-zookeeper.sh bash -c \
     'cargo nextest run --workspace --release --no-fail-fast "$@" && cargo test --workspace --release --doc' \
     test-all "$@"

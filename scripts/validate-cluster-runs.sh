@@ -58,7 +58,7 @@ fi
 cd "$(dirname "$0")/.."
 echo "building (release) ..." >&2
 cargo build --release -q -p rebalance-conformance
-cargo build --release -q -p rebalance-manager --example cluster
+cargo build --release -q -p rebalance-stores --example cluster
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0

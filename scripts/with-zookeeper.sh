@@ -9,7 +9,7 @@
 # reports `Mode: standalone`, runs the command with
 #
 #   ZK_ADDR=127.0.0.1:PORT     the server
-#   REBALANCE_ZK_TESTS=1       turns the ZooKeeper tests on (impl/build.rs)
+#   REBALANCE_ZK_TESTS=1       turns the ZooKeeper tests on (stores/build.rs)
 #   ZK_STATE_DIR=DIR           the server's config, data directory, log and pid file
 #   ZK_SCRIPT=PATH             this script, for fault tests that stop and restart the server
 #

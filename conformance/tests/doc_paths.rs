@@ -8,7 +8,10 @@
 use std::path::{Path, PathBuf};
 
 const EXTENSIONS: &[&str] = &["rs", "md", "json", "sh", "toml", "txt", "py"];
-const BASES: &[&str] = &["", "model", "impl", "conformance", "stdio", "model/src"];
+/// The crates' directories: each is a base for relative paths, and its `NOTES.md` a document.
+const CRATES: &[&str] = &["model", "impl", "stores", "wire", "conformance", "stdio"];
+/// Other bases: the root, and `model/src`, which the spec names the model's files from.
+const OTHER_BASES: &[&str] = &["", "model/src"];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -19,14 +22,14 @@ fn root() -> PathBuf {
 
 fn documents(root: &Path) -> Vec<PathBuf> {
     let mut docs = vec![root.join("README.md")];
-    for dir in ["spec", "docs", "model", "impl", "conformance", "stdio"] {
+    for dir in ["spec", "docs"].iter().chain(CRATES) {
         let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
             continue;
         };
         for e in entries.flatten() {
             let p = e.path();
             let name = p.file_name().unwrap().to_string_lossy().to_string();
-            if (dir == "spec" || dir == "docs") && name.ends_with(".md") || name == "NOTES.md" {
+            if (*dir == "spec" || *dir == "docs") && name.ends_with(".md") || name == "NOTES.md" {
                 docs.push(p);
             }
         }
@@ -69,7 +72,7 @@ fn named_paths(text: &str) -> Vec<(String, Option<usize>)> {
 fn resolve(root: &Path, doc: &Path, path: &str) -> Option<PathBuf> {
     let doc_dir = doc.parent().unwrap().to_path_buf();
     std::iter::once(doc_dir)
-        .chain(BASES.iter().map(|b| root.join(b)))
+        .chain(OTHER_BASES.iter().chain(CRATES).map(|b| root.join(b)))
         .map(|base| base.join(path))
         .find(|p| p.is_file())
 }

@@ -197,7 +197,7 @@ fn driver_lines() -> Vec<Vec<u8>> {
 
 #[test]
 fn the_driver_protocol_decoder() {
-    use rebalance_manager::wire::{decode, Request, Response};
+    use rebalance_wire::{decode, Request, Response};
     fuzz("wire", &driver_lines(), |b| {
         let t = text(b);
         let _ = decode::line::<Request>(&t);
@@ -238,7 +238,8 @@ fn the_coordinator_log_parser() {
 /// A store written by the manager's file adapter: its snapshot, its journal and the journal's
 /// name, each file mutated in its own target and opened with the other intact.
 fn file_store_files() -> (Vec<u8>, Vec<u8>, String) {
-    use rebalance_manager::{FileStore, FileStoreOptions, PersistedState, Store};
+    use rebalance_manager::{PersistedState, Store};
+    use rebalance_stores::{FileStore, FileStoreOptions};
     let dir = tempfile::tempdir().unwrap();
     let mut s = FileStore::create(
         dir.path(),
@@ -263,7 +264,7 @@ fn file_store_files() -> (Vec<u8>, Vec<u8>, String) {
 }
 
 fn open_with(snapshot: &[u8], journal: &[u8], journal_name: &str) {
-    use rebalance_manager::{FileStore, FileStoreOptions};
+    use rebalance_stores::{FileStore, FileStoreOptions};
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("snapshot.json"), snapshot).unwrap();
     std::fs::write(dir.path().join(journal_name), journal).unwrap();
@@ -288,7 +289,7 @@ fn the_file_store_snapshot() {
 
 #[test]
 fn the_zookeeper_node_codec() {
-    use rebalance_manager::store::zk::codec::{self, EpochNode, PlanRef, RootHeader, TaskHeader};
+    use rebalance_stores::zk::codec::{self, EpochNode, PlanRef, RootHeader, TaskHeader};
     let seeds: Vec<Vec<u8>> = vec![
         codec::encode(&RootHeader {
             format: codec::FORMAT.into(),

@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 
 use rebalance_manager::sim::{Cluster, Rng};
 use rebalance_manager::{
-    BucketRecord, Config, Effect, Event, FileStore, FileStoreOptions, Input, LeaderAndIsr, Manager,
-    MemStore, OverallStatus, PersistedState, Plan, PlanEntry, Reply, ServerId, Store, TaskNode,
-    TaskStatus,
+    BucketRecord, Config, Effect, Event, Input, LeaderAndIsr, Manager, MemStore, OverallStatus,
+    PersistedState, Plan, PlanEntry, Reply, ServerId, Store, TaskNode, TaskStatus,
 };
+use rebalance_stores::{FileStore, FileStoreOptions};
 
 const SEED: u64 = 0x5EED_F1A5;
 const SERVERS: u32 = 8;

@@ -1,6 +1,10 @@
 //! The production rebalance manager of the Fluss coordinator's bucket-rebalance protocol
 //! (`spec/protocol.md`): a pure protocol core ([`Manager`]) with a narrow storage port
-//! ([`Store`]) and two adapters ([`MemStore`], [`FileStore`]).
+//! ([`Store`]) and the in-memory adapter ([`MemStore`]). The durable adapters (a file store and
+//! a ZooKeeper store) are the `rebalance-stores` crate and the JSON encodings of the driver
+//! protocol and the coordinator log the `rebalance-wire` crate, so this crate depends on serde
+//! and thiserror only (CI checks its dependency tree) and cannot reach a clock, a file or a
+//! socket through a dependency.
 //!
 //! The host starts a manager with [`Manager::start`], feeds [`Input`]s with the current time to
 //! [`Manager::handle`], and carries out the returned [`Effect`]s in order: send messages, append
@@ -39,16 +43,9 @@
 #![warn(missing_docs)]
 
 // Layers: `core` (the pure protocol core) uses the storage port `store::Store`; `store` holds
-// the port and its adapters (`mem`, `file`). The simulated cluster is test support, not API.
+// the port and the in-memory adapter. The simulated cluster is test support, not API.
 pub mod core;
 pub mod store;
-// The protocol's values as JSON (driver lines, log records), for hosts. Each type and field is
-// one of `spec/driver-protocol.md`'s, documented there rather than once more here.
-#[allow(missing_docs)]
-pub mod wire;
-// The coordinator log a host writes (`spec/log-format.md`), checked against the model by
-// `rebalance-conformance validate`.
-pub mod log;
 
 // The simulated cluster serves this crate's tests and bench only. It sits behind the `testing`
 // feature, off by default, so it is not part of the library a host links. The crate enables
@@ -71,6 +68,5 @@ pub use crate::core::types::{
     Attempt, BucketId, BucketRecord, BucketStatus, Epoch, Key, LeaderAndIsr, Observed,
     OverallStatus, Plan, PlanEntry, PlanKind, RebalanceId, ServerId, TaskNode, TaskStatus,
 };
-pub use store::file::{FileStore, FileStoreError, FileStoreOptions};
 pub use store::mem::MemStore;
 pub use store::{ClusterState, PersistedState, Store, StoreError};

@@ -12,8 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod server;
-// The encodings live in the manager's crate, so that every host (this driver, the `cluster`
-// example's log recorder) writes with the definition the harness reads; re-exported here under
-// the paths they always had.
-pub use rebalance_manager::wire;
-pub use rebalance_manager::wire::{convert, decode};
+// The encodings are the `rebalance-wire` crate, so that every host (this driver, the `cluster`
+// example's log recorder) writes with the definition the harness reads.
+pub use rebalance_wire as wire;
+pub use rebalance_wire::{convert, decode};

@@ -3,8 +3,8 @@
 //! input.context.bucket_epoch: expected an unsigned integer, found "1"`.
 
 use rebalance_manager as mgr;
-use rebalance_manager::log::{StoreOps, FORMAT, VERSION};
-use rebalance_manager::wire::{self, convert, decode};
+use rebalance_wire::log::{StoreOps, FORMAT, VERSION};
+use rebalance_wire::{self as wire, convert, decode};
 use serde_json::Value;
 
 use decode::{get, object, tag, Decode, Path, WireError};

@@ -10,11 +10,11 @@
 use std::collections::BTreeSet;
 
 use rebalance_manager as mgr;
-use rebalance_manager::log::{LogWriter, StoreOps};
 use rebalance_model::{
     Action, AdjustIsrResult, CancelReply, ClientReply, Message, RebalanceModel, RegisterReply,
     StepOutput,
 };
+use rebalance_wire::log::{LogWriter, StoreOps};
 
 use crate::translate;
 

@@ -1,5 +1,5 @@
 //! A manager side that writes the coordinator log of what it was given and did, as a host would
-//! (`rebalance_manager::log`): the way to get the log of a manager run along a model trace,
+//! (`rebalance_wire::log`): the way to get the log of a manager run along a model trace,
 //! whose validation must then succeed, and whose records a test can spoil one at a time.
 
 use std::collections::VecDeque;
@@ -7,7 +7,7 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
 use rebalance_manager as mgr;
-use rebalance_manager::log::{LogWriter, StoreOps};
+use rebalance_wire::log::{LogWriter, StoreOps};
 
 use crate::projection::{self, manager::AgeCaps};
 use crate::sut::{Incarnation, ManagerSide, Seen};

@@ -1,5 +1,5 @@
-//! The storage port (spec 3.1): a narrow trait over the persisted state, and three adapters
-//! (in memory, a durable file, ZooKeeper).
+//! The storage port (spec 3.1): a narrow trait over the persisted state, and the in-memory
+//! adapter. The durable adapters (a file, ZooKeeper) are the `rebalance-stores` crate.
 //!
 //! Every call is one store operation: it may fail, and a failed call changes nothing. Writes are
 //! conditional on the writer's coordinator epoch (D7) and fail with [`StoreError::Fenced`] when
@@ -11,10 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::types::{BucketId, BucketRecord, Epoch, TaskNode};
 
-pub mod crc32;
-pub mod file;
 pub mod mem;
-pub mod zk;
 
 /// The cluster part of the persisted state: what the coordinator context caches.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,34 +130,5 @@ pub trait Store {
     /// Not a store operation and never counted. `None` if the adapter cannot look without I/O.
     fn inspect(&self) -> Option<&PersistedState> {
         None
-    }
-}
-
-/// What is wrong with a persisted layout header (`{"format": .., "version": .., ..}`), the first
-/// thing both durable stores read: one check, so a store of another format or a newer version is
-/// refused the same way everywhere and never overwritten.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum HeaderFault {
-    /// The `format` field is missing or names another format.
-    NotOurs,
-    /// No numeric `version` field.
-    NoVersion,
-    /// A version this build does not read.
-    Unsupported(u64),
-}
-
-/// Checks a layout header's `format` and `version` fields against the store's own.
-pub(crate) fn check_header(
-    header: &serde_json::Value,
-    format: &str,
-    version: u64,
-) -> Result<(), HeaderFault> {
-    if header.get("format").and_then(|f| f.as_str()) != Some(format) {
-        return Err(HeaderFault::NotOurs);
-    }
-    match header.get("version").and_then(|v| v.as_u64()) {
-        None => Err(HeaderFault::NoVersion),
-        Some(v) if v != version => Err(HeaderFault::Unsupported(v)),
-        Some(_) => Ok(()),
     }
 }

@@ -5,9 +5,9 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use crate as mgr;
+use rebalance_manager as mgr;
 
-use crate::wire;
+use crate as wire;
 
 pub fn key(k: mgr::Key) -> wire::Key {
     wire::Key {

@@ -5,17 +5,20 @@
 //! [`decode`] so that every malformed line names the field.
 //!
 //! These types know nothing of the manager's internals or of the model: [`convert`] maps them to
-//! the manager's types, and the conformance harness to its projection. They live in the manager's
-//! crate so that a host (the `cluster` example's log recorder, the stdio driver) encodes with
-//! the one definition the harness decodes.
+//! the manager's types, and the conformance harness to its projection. They are their own crate so
+//! that every host (the `cluster` example's log recorder, the stdio driver) encodes with the one
+//! definition the harness decodes, and none of them needs a store adapter to do it.
+
+#![forbid(unsafe_code)]
 
 pub mod convert;
 pub mod decode;
+pub mod log;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::wire::decode::{get, name, object, tag, Decode, Path, WireError};
+use crate::decode::{get, name, object, tag, Decode, Path, WireError};
 
 /// The protocol's name, sent in the handshake.
 pub const PROTOCOL: &str = "rebalance-driver";
@@ -447,7 +450,7 @@ impl Decode for Event {
         let names = ["timeout", "reconcile", "finalize", "recover"];
         let m = v
             .as_object()
-            .ok_or_else(|| crate::wire::decode::type_error(p, "an object", v))?;
+            .ok_or_else(|| crate::decode::type_error(p, "an object", v))?;
         Ok(match tag(m, "type", p, &names)? {
             "timeout" => Event::Timeout {
                 key: get(object(v, p, &["type", "key"])?, "key", p)?,
@@ -653,7 +656,7 @@ impl Decode for Input {
         ];
         let m = v
             .as_object()
-            .ok_or_else(|| crate::wire::decode::type_error(p, "an object", v))?;
+            .ok_or_else(|| crate::decode::type_error(p, "an object", v))?;
         let kind = tag(m, "type", p, &names)?;
         let fields: &[&str] = match kind {
             "register" => &["type", "plan"],
@@ -715,7 +718,7 @@ impl Decode for AdjustResult {
             (None, Some(_)) => Ok(AdjustResult::Err(
                 tag(m, "err", p, ADJUST_ISR_ERRORS)?.to_string(),
             )),
-            _ => Err(crate::wire::decode::type_error(
+            _ => Err(crate::decode::type_error(
                 p,
                 "an object with exactly one of `ok` and `err`",
                 v,
@@ -735,7 +738,7 @@ impl Decode for Reply {
         ];
         let m = v
             .as_object()
-            .ok_or_else(|| crate::wire::decode::type_error(p, "an object", v))?;
+            .ok_or_else(|| crate::decode::type_error(p, "an object", v))?;
         Ok(match tag(m, "kind", p, &names)? {
             "accepted" => Reply::Accepted {
                 rid: get(object(v, p, &["kind", "rid"])?, "rid", p)?,
@@ -764,7 +767,7 @@ impl Decode for Effect {
         let names = ["send_nli", "send_adjust_isr_response", "enqueue", "reply"];
         let m = v
             .as_object()
-            .ok_or_else(|| crate::wire::decode::type_error(p, "an object", v))?;
+            .ok_or_else(|| crate::decode::type_error(p, "an object", v))?;
         let kind = tag(m, "type", p, &names)?;
         let fields: &[&str] = match kind {
             "send_nli" => &[
@@ -971,7 +974,7 @@ impl Decode for Request {
         ];
         let m = v
             .as_object()
-            .ok_or_else(|| crate::wire::decode::type_error(p, "an object", v))?;
+            .ok_or_else(|| crate::decode::type_error(p, "an object", v))?;
         let op = tag(m, "op", p, &names)?;
         let fields: &[&str] = match op {
             "hello" => &["op", "protocol", "version"],
@@ -1046,7 +1049,7 @@ impl Decode for Response {
         let m = object(v, p, &keys)?;
         let mut present = m.keys();
         let (Some(key), None) = (present.next(), present.next()) else {
-            return Err(crate::wire::decode::type_error(
+            return Err(crate::decode::type_error(
                 p,
                 "an object with exactly one of hello, effects, refused, state, done, error",
                 v,
@@ -1066,7 +1069,7 @@ impl Decode for Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::decode::line;
+    use crate::decode::line;
 
     #[test]
     fn every_request_decodes_back_to_itself() {

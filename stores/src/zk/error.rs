@@ -3,7 +3,7 @@
 
 use zookeeper_client as zk;
 
-use crate::store::StoreError;
+use rebalance_manager::store::StoreError;
 
 /// Why a [`super::ZkStore`] could not be opened or created. Nothing was written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -35,9 +35,11 @@ use std::time::Duration;
 use tokio::runtime::Runtime;
 use zookeeper_client as zk;
 
-use crate::core::types::{BucketId, BucketRecord, Epoch, Plan, TaskNode};
-use crate::store::crc32::crc32;
-use crate::store::{check_header, ClusterState, HeaderFault, Store, StoreError};
+use rebalance_manager::store::{ClusterState, PersistedState, Store, StoreError};
+use rebalance_manager::{BucketId, BucketRecord, Epoch, Plan, TaskNode};
+
+use crate::crc32::crc32;
+use crate::header::{check_header, HeaderFault};
 
 pub mod codec;
 mod error;
@@ -267,7 +269,7 @@ impl ZkStore {
     pub fn create(
         addr: &str,
         root: &str,
-        initial: &crate::store::PersistedState,
+        initial: &PersistedState,
         options: ZkStoreOptions,
     ) -> Result<Self, ZkStoreError> {
         let mut s = Self::new_unopened(addr, root, options)?;
@@ -319,12 +321,9 @@ impl ZkStore {
         options: ZkStoreOptions,
     ) -> Result<Self, ZkStoreError> {
         match Self::open(addr, root, options.clone()) {
-            Err(ZkStoreError::NotFound(_)) => Self::create(
-                addr,
-                root,
-                &crate::store::PersistedState::default(),
-                options,
-            ),
+            Err(ZkStoreError::NotFound(_)) => {
+                Self::create(addr, root, &PersistedState::default(), options)
+            }
             other => other,
         }
     }
@@ -764,7 +763,7 @@ impl ZkStore {
 
     /// Environment setup of `create`: the initial buckets and deleted markers, in batches of
     /// creates (not fenced: nobody else knows the root yet).
-    fn populate(&mut self, initial: &crate::store::PersistedState) -> Result<(), ZkStoreError> {
+    fn populate(&mut self, initial: &PersistedState) -> Result<(), ZkStoreError> {
         let mut nodes: Vec<(String, Vec<u8>)> = Vec::new();
         let mut pages = BTreeSet::new();
         for (b, rec) in &initial.cluster.buckets {

@@ -7,20 +7,19 @@
 //! --release` (README). Without one its tests are reported as ignored, with that command as the
 //! reason; they never pass without a server.
 
-// The FileStore subject damages a snapshot file on purpose (clippy.toml bans file I/O crate-wide).
-#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
-
+// The manager's test fixtures (a four-server cluster), shared rather than copied.
+#[path = "../../impl/tests/common/mod.rs"]
 mod common;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use common::{lo, mv, rec};
-use rebalance_manager::store::zk::{ZkStore, ZkStoreError, ZkStoreOptions};
 use rebalance_manager::{
-    BucketId, FileStore, FileStoreError, FileStoreOptions, MemStore, PersistedState, Plan,
-    PlanEntry, Store, StoreError, TaskNode, TaskStatus,
+    BucketId, MemStore, PersistedState, Plan, PlanEntry, Store, StoreError, TaskNode, TaskStatus,
 };
+use rebalance_stores::zk::{ZkStore, ZkStoreError, ZkStoreOptions};
+use rebalance_stores::{FileStore, FileStoreError, FileStoreOptions};
 
 /// How one store is created, reopened and (for stored formats) damaged.
 trait Subject {

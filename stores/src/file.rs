@@ -29,11 +29,6 @@
 //! the line or byte offset; an unknown version is
 //! [`FileStoreError::UnsupportedVersion`]. Open never panics and never silently resets.
 
-// This adapter is where the durable state meets the disk: with the host's log writer
-// (src/log.rs), it is one of the two modules of the library allowed the file I/O that
-// clippy.toml bans for the crate (and so for the core).
-#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
-
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -41,9 +36,11 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::types::{BucketId, BucketRecord, Epoch, RebalanceId, TaskNode, TaskStatus};
-use crate::store::crc32::crc32;
-use crate::store::{check_header, ClusterState, HeaderFault, PersistedState, Store, StoreError};
+use rebalance_manager::store::{ClusterState, PersistedState, Store, StoreError};
+use rebalance_manager::{BucketId, BucketRecord, Epoch, RebalanceId, TaskNode, TaskStatus};
+
+use crate::crc32::crc32;
+use crate::header::{check_header, HeaderFault};
 
 const FORMAT: &str = "fluss-rebalance-store";
 const VERSION: u64 = 1;

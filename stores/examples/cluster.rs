@@ -2,30 +2,26 @@
 //! durable store (a directory or a ZooKeeper server), and reports what it did.
 //!
 //! ```sh
-//! cargo run --release -p rebalance-manager --example cluster -- --buckets 10000 --store file:/tmp/rb
-//! scripts/with-zookeeper.sh sh -c 'cargo run --release -p rebalance-manager --example cluster -- \
+//! cargo run --release -p rebalance-stores --example cluster -- --buckets 10000 --store file:/tmp/rb
+//! scripts/with-zookeeper.sh sh -c 'cargo run --release -p rebalance-stores --example cluster -- \
 //!     --buckets 10000 --store zk:$ZK_ADDR --crash-coordinator-at 20000'
 //! ```
 //!
 //! `--help` says more.
-
-// A host reads the wall clock (progress, figures) and the store adapters do I/O; the protocol
-// core never does (clippy.toml bans both for the crate, and the core denies them).
-#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use rebalance_manager::log::{LogWriter, Recorded};
 use rebalance_manager::sim::{Cluster, Rng};
-use rebalance_manager::store::zk::{ZkStore, ZkStoreError, ZkStoreOptions};
 use rebalance_manager::{
-    BucketId, BucketRecord, Config, Effect, Epoch, Event, FileStore, FileStoreError,
-    FileStoreOptions, Input, LeaderAndIsr, Manager, OverallStatus, PersistedState, Plan, PlanEntry,
-    Reply, ServerId, Store, StoreError, TaskNode,
+    BucketId, BucketRecord, Config, Effect, Epoch, Event, Input, LeaderAndIsr, Manager,
+    OverallStatus, PersistedState, Plan, PlanEntry, Reply, ServerId, Store, StoreError, TaskNode,
 };
+use rebalance_stores::zk::{ZkStore, ZkStoreError, ZkStoreOptions};
+use rebalance_stores::{FileStore, FileStoreError, FileStoreOptions};
+use rebalance_wire::log::{LogWriter, Recorded};
 
 const SERVERS: u32 = 8;
 const LOSS_PER_MILLION: u64 = 500;
@@ -36,7 +32,7 @@ const HELP: &str = "\
 cluster: run a bucket rebalance through the rebalance manager against a simulated cluster
 
 USAGE:
-    cargo run --release -p rebalance-manager --example cluster -- \\
+    cargo run --release -p rebalance-stores --example cluster -- \\
         --buckets N --store file:DIR|zk:HOST:PORT [--seed S] [--crash-coordinator-at T] [--root PATH]
         [--log FILE] [--loss-per-million N] [--slow-per-million N] [--zk-outage-at T]
         [--kill-at-store-op N]
@@ -145,7 +141,7 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
                     }
                     StoreArg::File(dir.to_string())
                 } else if let Some(addr) = v.strip_prefix("zk:") {
-                    rebalance_manager::store::zk::parse_addr(addr).map_err(|e| e.to_string())?;
+                    rebalance_stores::zk::parse_addr(addr).map_err(|e| e.to_string())?;
                     StoreArg::Zk(addr.to_string())
                 } else {
                     return Err(format!("--store {v}: expected file:DIR or zk:HOST:PORT"));

@@ -1,9 +1,7 @@
 //! The durable store: round trips, compaction, corruption, torn writes, versions, fencing.
 
-// These tests damage the store's files on purpose (truncate, flip bytes, remove, append), so
-// they need the file I/O that clippy.toml bans for the crate.
-#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
-
+// The manager's test fixtures (a four-server cluster), shared rather than copied.
+#[path = "../../impl/tests/common/mod.rs"]
 mod common;
 
 use std::fs;
@@ -12,9 +10,10 @@ use std::sync::Arc;
 
 use common::*;
 use rebalance_manager::{
-    BucketStatus, Config, Effect, Event, FileStore, FileStoreError, FileStoreOptions, Input,
-    Manager, PersistedState, Plan, Store, StoreError, TaskNode, TaskStatus,
+    BucketStatus, Config, Effect, Event, Input, Manager, PersistedState, Plan, Store, StoreError,
+    TaskNode, TaskStatus,
 };
+use rebalance_stores::{FileStore, FileStoreError, FileStoreOptions};
 
 fn initial() -> PersistedState {
     store(3).state().clone()
@@ -210,7 +209,7 @@ fn a_journal_of_an_unknown_version_is_a_typed_error() {
     let json = br#"{"op":"header","version":2,"generation":0}"#;
     let line = format!(
         "{:08x} {}\n",
-        rebalance_manager::store::crc32::crc32(json),
+        rebalance_stores::crc32::crc32(json),
         std::str::from_utf8(json).unwrap()
     );
     fs::write(&path, line).unwrap();

@@ -8,8 +8,8 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::core::types::{BucketId, PlanEntry, RebalanceId, TaskStatus};
-use crate::store::StoreError;
+use rebalance_manager::store::StoreError;
+use rebalance_manager::{BucketId, PlanEntry, RebalanceId, TaskStatus};
 
 /// The format name in the root node's header.
 pub const FORMAT: &str = "fluss-rebalance-zk";

@@ -12,11 +12,11 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use rebalance_manager::sim::Cluster;
-use rebalance_manager::store::zk::{ZkStore, ZkStoreOptions};
 use rebalance_manager::{
     BucketId, BucketRecord, Config, Effect, Event, Input, LeaderAndIsr, Manager, OverallStatus,
     PersistedState, Plan, PlanEntry, Reply, ServerId, Store, StoreError, TaskNode,
 };
+use rebalance_stores::zk::{ZkStore, ZkStoreOptions};
 
 const SERVERS: u32 = 6;
 const BUCKETS: u32 = 24;

@@ -6,20 +6,17 @@
 //! A host wraps its store in [`Recorded`], which counts the store operations an input makes and
 //! remembers which one failed, and calls [`LogWriter::start`] after each `Manager::start` and
 //! [`LogWriter::input`] after each `Manager::handle`. Inputs and effects are encoded as the
-//! driver protocol encodes them ([`crate::wire`]).
-
-// The host layer, not the core: [`LogWriter::append`] reads and opens the log file a killed
-// host left (clippy.toml bans file I/O for the crate, for the core's sake).
-#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+//! driver protocol encodes them ([`crate`]).
 
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 
 use serde_json::{json, Value};
 
-use crate::store::{ClusterState, PersistedState, Store, StoreError};
-use crate::wire::convert;
-use crate::{BucketId, BucketRecord, Effect, Epoch, Input, ServerId, TaskNode};
+use rebalance_manager::store::{ClusterState, PersistedState, Store, StoreError};
+use rebalance_manager::{BucketId, BucketRecord, Effect, Epoch, Input, ServerId, TaskNode};
+
+use crate::convert;
 
 /// The log format's name and version, in the header line.
 pub const FORMAT: &str = "rebalance-coordinator-log";
