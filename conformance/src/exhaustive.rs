@@ -75,9 +75,9 @@ impl WalkStats {
     }
 }
 
-/// The model's state fingerprint (`rebalance_model::walk`), shared by every graph search of
+/// The model's state fingerprint (`rebalance_model::check::walk`), shared by every graph search of
 /// the project, so a state has one identity in the checker's own searches and in this walk.
-pub use rebalance_model::walk::fingerprint;
+pub use rebalance_model::check::walk::fingerprint;
 
 /// Checks every edge of `model`'s reachable graph, on every core. `progress` is called about
 /// every `progress_every` states with the running stats.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use rebalance_conformance::sut::driver::SutCommand;
-use rebalance_conformance::{exhaustive, expect, random, replay, report, sut};
+use rebalance_conformance::{exhaustive, projection, random, replay, report, sut};
 use rebalance_model::{Bug, BugSet, Config, RebalanceModel};
 
 #[derive(Parser)]
@@ -281,11 +281,15 @@ fn run(command: Command) -> Result<ExitCode, String> {
                         let p = &ok.progress;
                         println!(
                             "  overall: {}  rebalance: {}",
-                            p.overall.as_ref().map_or("-".into(), expect::spec_name),
+                            p.overall
+                                .map_or("-", |s| projection::manager::overall(s).name()),
                             p.rid.map_or("-".into(), |r| r.to_string())
                         );
                         for (b, st) in &p.buckets {
-                            println!("  bucket {b}: {}", expect::spec_name(st));
+                            println!(
+                                "  bucket {b}: {}",
+                                projection::manager::bucket_status(*st).name()
+                            );
                         }
                         let checked = trace.expectations.len();
                         if ok.failures.is_empty() {

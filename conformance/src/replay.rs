@@ -1,7 +1,7 @@
 //! Replays a trace (written by the model or by hand) against the manager, step by step, and
 //! checks the trace's `expect` blocks on the manager's side.
 
-use rebalance_model::expect::ExpectFailure;
+use rebalance_model::trace::expect::ExpectFailure;
 use rebalance_model::trace::TraceError;
 use rebalance_model::Trace;
 

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use rebalance_model::{describe, Action, Bug, BugSet, Config, Trace};
+use rebalance_model::view::describe;
+use rebalance_model::{Action, Bug, BugSet, Config, Trace};
 
 use crate::diff;
 use crate::exhaustive::Divergence;

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use rebalance_conformance::replay::replay;
-use rebalance_model::check::suite::{self, Goal, MANIFEST};
+use rebalance_model::trace::suite::{self, Goal, MANIFEST};
 use rebalance_model::{preset, Trace};
 use serde_json::Value;
 

@@ -18,7 +18,7 @@ use rebalance_conformance::exhaustive::{walk_bounded, walk_sut, WalkError};
 use rebalance_conformance::replay::{replay, ReplayError};
 use rebalance_conformance::sut::driver::{DriverError, SutCommand};
 use rebalance_conformance::sut::replay::{replay as replay_sut, SutReplayError};
-use rebalance_model::shortest::bug_counterexample;
+use rebalance_model::check::shortest::bug_counterexample;
 use rebalance_model::{preset, Bug, BugSet, RebalanceModel, Trace};
 
 fn stdio_binary() -> PathBuf {

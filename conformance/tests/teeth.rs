@@ -5,7 +5,7 @@
 
 use rebalance_conformance::lockstep::Lockstep;
 use rebalance_conformance::replay::{replay, ReplayError};
-use rebalance_model::shortest::bug_counterexample;
+use rebalance_model::check::shortest::bug_counterexample;
 use rebalance_model::{preset, Action, Bug, BugSet, Event, RebalanceModel, Trace};
 
 /// Per bug: the CI preset its counterexample is found on, the 1-based step at which the manager
@@ -196,7 +196,7 @@ impl Acts {
 }
 
 fn describe(a: &Action) -> String {
-    rebalance_model::describe::action(a)
+    rebalance_model::view::describe::action(a)
 }
 
 /// The divergences seen, and what was not as pinned.

@@ -506,7 +506,7 @@ fn every_historical_switch_logged_is_rejected_where_it_acts() {
     let mut at_once = 0;
     for (bug, name) in rows {
         let config = rebalance_model::preset(name).unwrap();
-        let trace = rebalance_model::shortest::bug_counterexample(config.clone(), bug)
+        let trace = rebalance_model::check::shortest::bug_counterexample(config.clone(), bug)
             .unwrap_or_else(|| panic!("{bug} has a counterexample on {name}"));
         let label = format!("{bug} on {name}");
         at_once += usize::from(switched_log_is_rejected_where_it_acts(

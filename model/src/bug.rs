@@ -157,8 +157,8 @@ impl Bug {
     /// Whether this switch's violation is a fair cycle on which its liveness goal never holds,
     /// found by the fair-cycle search (`rebalance-model check --liveness cycles`, spec 7.3),
     /// rather than a state that `check` reaches. No path to a state shows it, so
-    /// [`crate::shortest::bug_counterexample`] has none; its counterexample is a lasso
-    /// ([`crate::cycle::fair_cycles`]).
+    /// [`crate::check::shortest::bug_counterexample`] has none; its counterexample is a lasso
+    /// ([`crate::check::cycle::fair_cycles`]).
     pub fn found_by_cycle_search(self) -> bool {
         matches!(self, Bug::EndlessReconcile)
     }

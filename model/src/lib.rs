@@ -25,6 +25,7 @@ pub mod properties;
 pub mod rule;
 pub mod spill;
 pub mod state;
+mod stateright_model;
 pub mod transition;
 pub mod types;
 
@@ -35,12 +36,14 @@ pub mod reductions {
     pub use crate::environment::{adjust_isr_response_dead, nli_dead, nli_superseded, supersedes};
 }
 
-// The tooling (`src/check/`), re-exported at the crate root where it always was.
+// Around the protocol, each concern its own folder, one path per module: the trace contract of
+// `spec/trace-format.md` that the conformance harness consumes (`trace/`: traces, step
+// patterns, expectations, suites), the searches (`check/`), and what people read (`view/`:
+// the Explorer, descriptions, pictures). The checker's benchmark and the churn measurement
+// belong to the binary (`src/bin/rebalance-model/`).
 pub mod check;
-pub use check::{
-    bench, checker, churn, cycle, describe, expect, explorer, lasso, pattern, render, shortest,
-    trace, walk,
-};
+pub mod trace;
+pub mod view;
 
 pub use action::{Action, ActionKind, CancelReply, ClientReply, RegisterReply, StepOutput};
 pub use bug::{Bug, BugSet};

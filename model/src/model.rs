@@ -12,8 +12,6 @@ use crate::state::{
     Store, SystemState, TaskNode,
 };
 use crate::types::{LeaderAndIsr, Plan, PlanEntry, Replicas, ServerSet};
-use crate::{describe, explorer, properties};
-use stateright::{Model, Path, Property};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -226,7 +224,7 @@ impl RebalanceModel {
             step.deliver_dead_responses();
         }
         let out = std::mem::take(&mut step.out);
-        crate::transition::record(self, state, action, &out, &mut next);
+        crate::transition::record(&self.config, state, action, &out, &mut next);
         Some((next, out))
     }
 
@@ -642,45 +640,4 @@ fn differs_ignoring_last(a: &SystemState, b: &SystemState) -> bool {
         || *drained_after_cancel != b.ghost.drained_after_cancel
         || *violations != b.ghost.violations
         || *zombie != b.zombie
-}
-
-/// The Stateright `Model`: the checker, the Explorer and our own searches all step the protocol
-/// through these.
-impl Model for RebalanceModel {
-    type State = SystemState;
-    type Action = Action;
-
-    fn init_states(&self) -> Vec<SystemState> {
-        vec![self.init_state()]
-    }
-
-    fn actions(&self, state: &SystemState, actions: &mut Vec<Action>) {
-        // Candidates, not the exact enabled set: `next_state` runs each once and drops those
-        // that turn out disabled, so no transition is computed twice.
-        self.candidate_actions(state, actions);
-    }
-
-    fn next_state(&self, state: &SystemState, action: Action) -> Option<SystemState> {
-        self.step(state, &action).map(|(s, _)| s)
-    }
-
-    fn properties(&self) -> Vec<Property<Self>> {
-        properties::all()
-    }
-
-    fn within_boundary(&self, state: &SystemState) -> bool {
-        self.within_bound_counted(state)
-    }
-
-    fn format_action(&self, action: &Action) -> String {
-        describe::action(action)
-    }
-
-    fn format_step(&self, last_state: &SystemState, action: Action) -> Option<String> {
-        describe::step(self, last_state, &action)
-    }
-
-    fn as_svg(&self, path: Path<SystemState, Action>) -> Option<String> {
-        Some(explorer::svg(self, path.last_state()))
-    }
 }

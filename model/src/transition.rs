@@ -20,8 +20,8 @@
 //! the task's own final status carries them (`final_recovered`).
 
 use crate::action::{Action, CancelReply, ClientReply, StepOutput};
+use crate::config::Config;
 use crate::message::NliResponse;
-use crate::model::RebalanceModel;
 use crate::state::SystemState;
 use crate::types::{BucketId, BucketStatus, PlanEntry, PlanKind};
 
@@ -37,7 +37,7 @@ pub struct Examined {
 
 /// Checks one transition and records violations as sticky ghost flags in `post`.
 pub fn record(
-    model: &RebalanceModel,
+    config: &Config,
     pre: &SystemState,
     action: &Action,
     out: &StepOutput,
@@ -65,7 +65,7 @@ pub fn record(
         let admitted = c.is_running(b) && (fresh_plan || pc.attempt(b).is_none()) && !restored_now;
         if admitted {
             seen.admissions.push(b);
-            if c.tracked_count() >= model.config.max_tracked_timed_out as usize {
+            if c.tracked_count() >= config.max_tracked_timed_out as usize {
                 v.admitted_while_capped = true;
             }
         }

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
-use rebalance_model::walk::dfs;
+use rebalance_model::check::walk::dfs;
 use rebalance_model::{preset, ActionKind, BugSet, RebalanceModel};
 
 #[test]

@@ -28,7 +28,7 @@ fn example_trace_in_spec_replays_to_completion() {
 #[test]
 fn trace_round_trip_and_replay() {
     let model = RebalanceModel::new(preset("ci-store").unwrap(), BugSet::none());
-    let cx = rebalance_model::shortest::first_discoveries(&model, &["SOME-CANCEL-DRAINS"]);
+    let cx = rebalance_model::check::shortest::first_discoveries(&model, &["SOME-CANCEL-DRAINS"]);
     let trace = Trace::new(model.config.clone(), BugSet::none(), cx[0].actions.clone());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.json");
@@ -255,7 +255,7 @@ fn no_fair_cycle_in_ci_presets() {
 fn no_fair_cycle_with_pinned_count(name: &str) -> Result<(), String> {
     let model = RebalanceModel::new(preset(name).unwrap(), BugSet::none());
     let started = std::time::Instant::now();
-    let search = rebalance_model::cycle::fair_cycles_for_goals(&model);
+    let search = rebalance_model::check::cycle::fair_cycles_for_goals(&model);
     println!(
         "{name}: {} states, {} edges, {} non-trivial SCCs, {:.1} s",
         search.states,
@@ -267,7 +267,7 @@ fn no_fair_cycle_with_pinned_count(name: &str) -> Result<(), String> {
         let steps = |actions: &[Action]| -> Vec<String> {
             actions
                 .iter()
-                .map(rebalance_model::describe::action)
+                .map(rebalance_model::view::describe::action)
                 .collect()
         };
         return Err(format!(

@@ -4,8 +4,8 @@
 
 use std::collections::{BTreeSet, HashSet};
 
+use rebalance_model::check::walk::{edges, fingerprint};
 use rebalance_model::properties::COMPANIONS;
-use rebalance_model::walk::{edges, fingerprint};
 use rebalance_model::{preset, Action, BugSet, Config, Event, RebalanceModel, SystemState};
 
 mod common;

@@ -3,7 +3,7 @@
 //! livelock switch, `endless-reconcile`, violates nothing in a state; its lasso, found by the
 //! fair-cycle search, is pinned in `tests/cycles.rs` (`Bug::found_by_cycle_search`).
 
-use rebalance_model::shortest::first_discoveries;
+use rebalance_model::check::shortest::first_discoveries;
 use rebalance_model::{preset, Bug, BugSet, RebalanceModel};
 
 fn shortest(bug: Bug, preset_name: &str) -> usize {

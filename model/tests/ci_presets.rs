@@ -7,7 +7,7 @@
 //! a mutant of the model is killed here only by a verdict, never by a state count. The counts
 //! are pinned by `api.rs` (`no_fair_cycle_in_ci_presets`) over the same presets.
 
-use rebalance_model::checker::{check, CheckOptions, Verdict};
+use rebalance_model::check::checker::{check, CheckOptions, Verdict};
 use rebalance_model::presets::ci_preset_names;
 use rebalance_model::{preset, BugSet, Config, RebalanceModel};
 

@@ -146,7 +146,7 @@ fn check_json_names_its_bounds_and_the_resolved_configuration() {
 /// by `--trace-out` that makes the exit code 1.
 #[test]
 fn liveness_cycles_reports_the_search_and_writes_a_lasso() {
-    use rebalance_model::cycle::fair_cycles_for_goals;
+    use rebalance_model::check::cycle::fair_cycles_for_goals;
     use rebalance_model::{preset, BugSet, RebalanceModel, Trace};
     let tiny = fair_cycles_for_goals(&RebalanceModel::new(
         preset("tiny").unwrap(),

@@ -3,8 +3,8 @@
 //! it, so only the search finds it; the lasso is pinned, replayed with `RebalanceModel::step`,
 //! checked to be a fair cycle on which the goal never holds, and kept as a trace.
 
-use rebalance_model::cycle::{fair_cycles_for_goals, goals};
-use rebalance_model::lasso::Lasso;
+use rebalance_model::check::cycle::{fair_cycles_for_goals, goals};
+use rebalance_model::check::lasso::Lasso;
 use rebalance_model::{
     preset, Action, BucketStatus, Bug, BugSet, Event, RebalanceModel, SystemState, Trace,
 };
@@ -172,7 +172,7 @@ fn under_r14_3_the_cycle_reconcile_gives_up() {
 /// SOME-GIVE-UP-FAILED's missing example.
 #[test]
 fn endless_reconcile_violates_nothing_in_a_state() {
-    use rebalance_model::checker::{check, CheckOptions, Verdict};
+    use rebalance_model::check::checker::{check, CheckOptions, Verdict};
     let model = endless();
     let r = check(&model, &CheckOptions::dfs(2));
     assert_eq!(r.unique_states, STATES);

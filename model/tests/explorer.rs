@@ -1,7 +1,7 @@
 //! The Explorer for people: the state panel's text, the picture, the address `check` prints for
 //! a counterexample, and the served Explorer opening that address on the violating state.
 
-use rebalance_model::explorer::{self, state_text, ExplorerModel};
+use rebalance_model::view::explorer::{self, state_text, ExplorerModel};
 use rebalance_model::{preset, Action, BugSet, RebalanceModel, SystemState};
 use serde_json::Value;
 use std::process::Command;
@@ -110,7 +110,7 @@ fn the_picture_tells_origin_target_union_leader_and_isr_apart() {
 
 /// A shortest path to SOME-COMPLETED on `tiny`.
 fn completed_path(model: &RebalanceModel) -> Vec<usize> {
-    let cx = rebalance_model::shortest::first_discoveries(model, &["SOME-COMPLETED"]);
+    let cx = rebalance_model::check::shortest::first_discoveries(model, &["SOME-COMPLETED"]);
     cx[0].indices.clone()
 }
 

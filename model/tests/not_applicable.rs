@@ -6,7 +6,7 @@
 //! `ci_presets.rs`, which fails on an example for a companion called n/a. (Found by mutation
 //! testing, spec/findings.md F18: with these guards mutated, every CI preset still passed.)
 
-use rebalance_model::checker::{check, CheckOptions, Verdict};
+use rebalance_model::check::checker::{check, CheckOptions, Verdict};
 use rebalance_model::{preset, BugSet, Config, RebalanceModel};
 
 fn verdict_of(config: Config, property: &str) -> Verdict {

@@ -1,10 +1,10 @@
 //! The `tiny` preset: exhaustive, every property holds, pinned state count. The `ci-*` presets
 //! are pinned in `ci_presets.rs`.
 
-use rebalance_model::checker::{check, CheckOptions, Verdict};
+use rebalance_model::check::checker::{check, CheckOptions, Verdict};
 use rebalance_model::{preset, BugSet, RebalanceModel};
 
-fn exhaustive(name: &str) -> rebalance_model::checker::CheckReport {
+fn exhaustive(name: &str) -> rebalance_model::check::checker::CheckReport {
     let model = RebalanceModel::new(preset(name).expect("preset"), BugSet::none());
     check(&model, &CheckOptions::dfs(2))
 }

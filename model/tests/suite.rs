@@ -3,7 +3,7 @@
 
 mod common;
 
-use rebalance_model::check::suite::{self, Goal, MANIFEST};
+use rebalance_model::trace::suite::{self, Goal, MANIFEST};
 use rebalance_model::{preset, Trace};
 use std::collections::BTreeSet;
 use std::process::Command;

@@ -10,10 +10,10 @@
 //! switch (scripts/scheduled-checks.sh does).
 
 use rebalance_model::bug::Bug;
-use rebalance_model::checker::{check, CheckOptions, Verdict};
-use rebalance_model::cycle::fair_cycles_for_goals;
+use rebalance_model::check::checker::{check, CheckOptions, Verdict};
+use rebalance_model::check::cycle::fair_cycles_for_goals;
+use rebalance_model::check::shortest::first_discoveries;
 use rebalance_model::presets::ci_preset_names;
-use rebalance_model::shortest::first_discoveries;
 use rebalance_model::{preset, BugSet, Config, RebalanceModel};
 
 /// The verdict's kind, without its counterexample or example length (those may differ: the

@@ -3,7 +3,7 @@
 //! those): with `ci_presets.rs`, the oracle of the model's mutation testing
 //! (`scripts/model-mutants.sh`), where a weakened property shows as a switch it no longer catches.
 
-use rebalance_model::shortest::first_discoveries;
+use rebalance_model::check::shortest::first_discoveries;
 use rebalance_model::{preset, Bug, BugSet, Config, RebalanceModel};
 use stateright::Model;
 
@@ -140,7 +140,7 @@ const CAUGHT_ON_A_CYCLE: &[(Bug, &str, &str)] = &[(
 fn every_livelock_switch_is_caught_on_a_fair_cycle() {
     for (bug, name, goal) in CAUGHT_ON_A_CYCLE {
         let model = RebalanceModel::new(config(name), BugSet::of(&[*bug]));
-        let search = rebalance_model::cycle::fair_cycles_for_goals(&model);
+        let search = rebalance_model::check::cycle::fair_cycles_for_goals(&model);
         assert!(
             search.violations.iter().any(|l| l.goal == *goal),
             "{bug} no longer violates {goal} on a fair cycle of {name}"
@@ -183,7 +183,7 @@ fn paused_admission_leaves_a_pending_bucket_unresolved() {
 /// called every companion n/a would pass every preset; this is where it fails.
 #[test]
 fn a_switch_that_removes_a_companion_leaves_it_without_an_example() {
-    use rebalance_model::checker::{check, CheckOptions, Verdict};
+    use rebalance_model::check::checker::{check, CheckOptions, Verdict};
     let rows: [(&str, &[&str]); 2] = [
         ("tiny", &["SOME-GIVE-UP-FAILED", "SOME-GIVE-UP-NO-PROGRESS"]),
         (

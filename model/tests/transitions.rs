@@ -28,7 +28,7 @@ fn a_completion_no_response_justifies_is_flagged_whatever_set_it() {
     post.coordinator.remove_attempt(0);
     post.coordinator.set_status(0, BucketStatus::Completed);
     let (a, out) = tick();
-    record(&m, &pre, &a, &out, &mut post);
+    record(&m.config, &pre, &a, &out, &mut post);
     assert!(post.ghost.violations.completed_unacked);
     assert!(post.ghost.violations.unfenced_completion);
 }
@@ -44,7 +44,7 @@ fn a_cancel_off_origin_or_before_the_flag_is_stored_is_flagged() {
     post.coordinator.remove_attempt(0);
     post.coordinator.set_status(0, BucketStatus::Canceled);
     let (a, out) = tick();
-    record(&m, &pre, &a, &out, &mut post);
+    record(&m.config, &pre, &a, &out, &mut post);
     assert!(post.ghost.violations.canceled_off_origin);
     assert!(post.ghost.violations.canceled_before_persist);
 }
@@ -56,7 +56,7 @@ fn an_epoch_bump_without_a_change_is_flagged_whoever_wrote_it() {
     let mut post = pre.clone();
     post.store.buckets.lai[0].bucket_epoch += 1;
     let (a, out) = tick();
-    record(&m, &pre, &a, &out, &mut post);
+    record(&m.config, &pre, &a, &out, &mut post);
     assert!(post.ghost.violations.epoch_without_change);
 }
 
@@ -78,7 +78,7 @@ fn admission_past_the_cap_is_flagged() {
     post.coordinator.set_status(1, BucketStatus::Rebalancing);
     post.coordinator.pending.retain(|b| *b != 1);
     let (a, out) = tick();
-    record(&m, &pre, &a, &out, &mut post);
+    record(&m.config, &pre, &a, &out, &mut post);
     assert!(post.ghost.violations.admitted_while_capped);
 }
 
@@ -103,7 +103,7 @@ fn a_cancel_that_leaves_a_bucket_pending_breaks_its_immediate_effects() {
     post.coordinator.set_status(1, BucketStatus::NotStarted);
     post.coordinator.pending.push(1);
     out.reply = Some(ClientReply::Cancel(CancelReply::Accepted));
-    record(&m, &pre, &a, &out, &mut post);
+    record(&m.config, &pre, &a, &out, &mut post);
     assert!(post.ghost.violations.cancel_effects_incomplete);
 }
 
@@ -117,7 +117,7 @@ fn every_status_change_of_every_edge_is_examined() {
         while let Some(s) = stack.pop() {
             m.successors(&s, |a, next, out| {
                 let mut again = next.clone();
-                let seen_by_check = record(&m, &s, &a, &out, &mut again);
+                let seen_by_check = record(&m.config, &s, &a, &out, &mut again);
                 assert_eq!(
                     again, next,
                     "{name}: the check is idempotent on a recorded step"

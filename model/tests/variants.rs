@@ -2,7 +2,7 @@
 //! property of spec 7 by a pinned shortest counterexample, kept as a replayable trace, and the
 //! spec's decision is shown to take another path at the step where the variant acts.
 
-use rebalance_model::shortest::first_discoveries;
+use rebalance_model::check::shortest::first_discoveries;
 use rebalance_model::{preset, Action, BucketStatus, Bug, BugSet, Config, RebalanceModel, Trace};
 
 const CONFIG: &str = concat!(
@@ -288,7 +288,7 @@ fn hash_order_recovery_halves_the_late_recovery_counterexample() {
 
 #[test]
 fn hash_order_recovery_alone_holds_on_ci_two_buckets() {
-    use rebalance_model::checker::{check, CheckOptions, Verdict};
+    use rebalance_model::check::checker::{check, CheckOptions, Verdict};
     let model = RebalanceModel::new(
         preset("ci-two-buckets").unwrap(),
         BugSet::of(&[Bug::HashOrderRecovery]),

@@ -52,7 +52,7 @@ fn set(s: &BTreeSet<mgr::ServerId>) -> ServerSet {
     ServerSet::of(s.iter().copied())
 }
 
-same_variants!(fn bucket_status(mgr::BucketStatus) -> BucketStatus {
+same_variants!(pub fn bucket_status(mgr::BucketStatus) -> BucketStatus {
     NotStarted, Rebalancing, Timeout, Completed, Failed, Canceled
 });
 
@@ -60,7 +60,7 @@ same_variants!(fn task_status(mgr::TaskStatus) -> TaskStatus {
     NotStarted, Rebalancing, Completed, Failed, Canceled
 });
 
-same_variants!(fn overall(mgr::OverallStatus) -> OverallStatus {
+same_variants!(pub fn overall(mgr::OverallStatus) -> OverallStatus {
     Rebalancing, Completed, Failed, Canceled
 });
 

@@ -40,13 +40,14 @@ macro_rules! same_variants {
 // Also for the translation of a preloaded store's task status (`translate.rs`).
 pub(crate) use same_variants;
 
+pub mod json;
 pub mod manager;
 pub mod model;
+mod render;
 
 use std::cell::RefCell;
 
 // Statuses and replies are rendered as the spec names them (`REBALANCING`, `Accepted(1)`).
-use crate::expect::spec_name;
 use std::fmt::{self, Write};
 
 /// An ordered list of servers (an assignment, a plan's replica list), kept inline. `len` is the
@@ -143,6 +144,21 @@ pub enum BucketStatus {
     TimeoutFinal,
 }
 
+impl BucketStatus {
+    /// The status as the spec writes it (spec 3.2).
+    pub fn name(self) -> &'static str {
+        match self {
+            BucketStatus::NotStarted => "NOT_STARTED",
+            BucketStatus::Rebalancing => "REBALANCING",
+            BucketStatus::Timeout => "TIMEOUT",
+            BucketStatus::Completed => "COMPLETED",
+            BucketStatus::Failed => "FAILED",
+            BucketStatus::Canceled => "CANCELED",
+            BucketStatus::TimeoutFinal => "TIMEOUT_FINAL",
+        }
+    }
+}
+
 /// A status of the task in the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskStatus {
@@ -153,6 +169,19 @@ pub enum TaskStatus {
     Canceled,
 }
 
+impl TaskStatus {
+    /// The status as the spec writes it (spec 3.1).
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskStatus::NotStarted => "NOT_STARTED",
+            TaskStatus::Rebalancing => "REBALANCING",
+            TaskStatus::Completed => "COMPLETED",
+            TaskStatus::Failed => "FAILED",
+            TaskStatus::Canceled => "CANCELED",
+        }
+    }
+}
+
 /// The coordinator's overall status: `REBALANCING` or a final status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OverallStatus {
@@ -160,6 +189,18 @@ pub enum OverallStatus {
     Completed,
     Failed,
     Canceled,
+}
+
+impl OverallStatus {
+    /// The status as the spec writes it (spec 3.2).
+    pub fn name(self) -> &'static str {
+        match self {
+            OverallStatus::Rebalancing => "REBALANCING",
+            OverallStatus::Completed => "COMPLETED",
+            OverallStatus::Failed => "FAILED",
+            OverallStatus::Canceled => "CANCELED",
+        }
+    }
 }
 
 /// An execution key: the rebalance and the bucket of one attempt.
@@ -350,96 +391,6 @@ impl State {
         self.events.clear();
     }
 
-    /// The projection as `key: value` lines, for reports.
-    pub fn render(&self) -> String {
-        let mut o = String::new();
-        let _ = writeln!(
-            o,
-            "store.coordinator_epoch: {}",
-            self.store_coordinator_epoch
-        );
-        match &self.task {
-            None => o.push_str("store.task: -\n"),
-            Some(t) => {
-                let _ = writeln!(
-                    o,
-                    "store.task: id={} status={} cancel_requested={} plan={:?}",
-                    t.id,
-                    spec_name(&t.status),
-                    t.cancel_requested,
-                    self.plan
-                );
-            }
-        }
-        for b in &self.buckets {
-            let _ = writeln!(
-                o,
-                "store.b{}: assign={:?} {:?} deleted={}",
-                b.bucket, b.assignment, b.lai, b.deleted
-            );
-        }
-        let _ = writeln!(o, "coord.ce: {}", self.ce);
-        let _ = writeln!(o, "coord.live: {:?}", self.live);
-        let _ = writeln!(o, "coord.rid: {}", Opt(self.rid));
-        match self.overall {
-            Some(s) => {
-                let _ = writeln!(o, "coord.overall: {}", spec_name(&s));
-            }
-            None => o.push_str("coord.overall: -\n"),
-        }
-        o.push_str("coord.status: [");
-        for (i, (b, st)) in self.status.iter().enumerate() {
-            let sep = if i > 0 { "," } else { "" };
-            let _ = write!(o, "{sep}b{b}={}", spec_name(st));
-        }
-        o.push_str("]\ncoord.pending: [");
-        for (i, b) in self.pending.iter().enumerate() {
-            let sep = if i > 0 { "," } else { "" };
-            let _ = write!(o, "{sep}b{b}");
-        }
-        o.push_str("]\n");
-        for (b, a) in &self.attempts {
-            let _ = match a {
-                Attempt::Running { key, age } => {
-                    writeln!(o, "coord.attempt.b{b}: key={key:?} running age={age}")
-                }
-                Attempt::Tracked {
-                    key,
-                    since_progress,
-                    blocked_for,
-                    reconciles,
-                    reconcile_in,
-                    observed_assignment,
-                    observed_leader,
-                    observed_isr,
-                } => writeln!(
-                    o,
-                    "coord.attempt.b{b}: key={key:?} tracked since_progress={since_progress} \
-                     blocked_for={} reconciles={reconciles} reconcile_in={reconcile_in} \
-                     observed={observed_assignment:?}/{}/{observed_isr:?}",
-                    Opt(*blocked_for),
-                    Opt(*observed_leader),
-                ),
-            };
-        }
-        let _ = writeln!(o, "coord.queued_timeouts: {:?}", self.queued_timeouts);
-        let _ = writeln!(o, "coord.queued_reconciles: {:?}", self.queued_reconciles);
-        let f = &self.flags;
-        let _ = writeln!(
-            o,
-            "coord.flags: cancel_requested={} finalize_pending={} finalize_queued={} \
-             recovery_pending={} recovery_queued={}",
-            f.cancel_requested,
-            f.finalize_pending,
-            f.finalize_queued,
-            f.recovery_pending,
-            f.recovery_queued
-        );
-        let _ = writeln!(o, "coord.events: {:?}", self.events);
-        let _ = writeln!(o, "coord.restored: {}", self.restored);
-        o
-    }
-
     /// The key of the first line where `self` and `other` render differently.
     pub fn first_difference(&self, other: &State) -> String {
         first_differing_key(&self.render(), &other.render())
@@ -508,24 +459,6 @@ impl Effects {
         enqueued.clear();
         replies.clear();
         *register_reply_first = false;
-    }
-
-    /// The effects as `key: value` lines, for reports.
-    pub fn render(&self) -> String {
-        let mut o = String::new();
-        // Messages as the trace format writes them, so a report's line can be pasted into an
-        // `expect` block.
-        for (i, m) in self.sent.iter().enumerate() {
-            let _ = writeln!(o, "sent.{i}: {}", crate::expect::sent(m));
-        }
-        for (i, e) in self.enqueued.iter().enumerate() {
-            let _ = writeln!(o, "enqueued.{i}: {e:?}");
-        }
-        for (i, r) in self.replies.iter().enumerate() {
-            let _ = writeln!(o, "reply.{i}: {}", crate::expect::reply(r));
-        }
-        let _ = writeln!(o, "register_reply_first: {}", self.register_reply_first);
-        o
     }
 }
 

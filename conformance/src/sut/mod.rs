@@ -121,7 +121,7 @@ pub fn failure_message(
     match step.checked_sub(1).and_then(|i| steps.get(i)) {
         Some(a) => format!(
             "the implementation under test failed at step {step} ({}): {error}",
-            rebalance_model::describe::action(a)
+            rebalance_model::view::describe::action(a)
         ),
         None => format!("the implementation under test failed at the start: {error}"),
     }

@@ -430,7 +430,7 @@ fn explain_record(
                                 miss.closest = Some(match cut {
                                     Some(a) => format!(
                                         "after the input cut short by the crash, {}: {why}",
-                                        rebalance_model::describe::action(a)
+                                        rebalance_model::view::describe::action(a)
                                     ),
                                     None => why,
                                 });
@@ -676,7 +676,7 @@ fn explains(
     post: &SystemState,
     record: &Record,
 ) -> Result<(), (usize, String)> {
-    let step = rebalance_model::describe::action(action);
+    let step = rebalance_model::view::describe::action(action);
     let (effects, ops) = match record {
         Record::Start {
             coordinator_epoch,

@@ -1,9 +1,9 @@
 //! Running a check: Stateright's DFS/BFS/simulation with our own clock and progress, verdicts
-//! per property, and shortest counterexamples from [`crate::shortest`].
+//! per property, and shortest counterexamples from [`crate::check::shortest`].
 
+use crate::check::shortest::{self, Counterexample};
 use crate::model::RebalanceModel;
 use crate::properties;
-use crate::shortest::{self, Counterexample};
 use stateright::{Checker, Expectation, HasDiscoveries, Model};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};

@@ -11,11 +11,11 @@
 //! graph every state is its own component and leaves the stack when its frame ends, so the cost
 //! is that of a plain depth-first search.
 
-use super::lasso::{self, Goal, Lasso};
 use crate::action::Action;
+use crate::check::lasso::{self, Goal, Lasso};
+use crate::check::walk::{self, fingerprint};
 use crate::model::RebalanceModel;
 use crate::state::SystemState;
-use crate::walk::{self, fingerprint};
 use std::collections::HashMap;
 
 /// The liveness goals the search decides, each as "infinitely often g" (spec 7.3): the LIVE-*

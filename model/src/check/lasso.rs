@@ -13,10 +13,10 @@
 //! shorter one [`build`] constructs).
 
 use crate::action::Action;
+use crate::check::walk::{self, fingerprint};
 use crate::model::RebalanceModel;
 use crate::state::SystemState;
 use crate::trace::Trace;
-use crate::walk::{self, fingerprint};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ops::ControlFlow;
 

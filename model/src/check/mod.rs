@@ -1,18 +1,11 @@
-//! The tooling around the protocol: running checks (Stateright's and our own searches), the
-//! Explorer's text and picture, traces, and the checker's benchmark. Nothing here is part of
-//! the protocol; everything here reads it through `RebalanceModel::step` and the state.
+//! The searches: Stateright's checker with our verdicts ([`checker`]), and our own graph
+//! searches over [`crate::RebalanceModel::step`]: depth-first walks with one fingerprint per
+//! state ([`walk`]), shortest counterexamples and examples ([`shortest`]), and the fair-cycle
+//! search for liveness ([`cycle`], with its lassos in [`lasso`]). Nothing here is part of the
+//! protocol; everything reads it through the model's step and state.
 
-pub mod bench;
 pub mod checker;
-pub mod churn;
 pub mod cycle;
-pub mod describe;
-pub mod expect;
-pub mod explorer;
 pub mod lasso;
-pub mod pattern;
-pub mod render;
 pub mod shortest;
-pub mod suite;
-pub mod trace;
 pub mod walk;

@@ -5,11 +5,11 @@
 
 use crate::action::Action;
 use crate::bug::{Bug, BugSet};
+use crate::check::walk;
 use crate::config::Config;
 use crate::model::RebalanceModel;
 use crate::state::SystemState;
 use crate::trace::Trace;
-use crate::walk;
 use stateright::{Model, Property};
 use std::ops::ControlFlow;
 
@@ -31,7 +31,7 @@ impl Counterexample {
     }
 }
 
-pub use crate::walk::fingerprint;
+pub use crate::check::walk::fingerprint;
 
 /// The shortest violation of the property `bug` breaks, on `config` with `bug` switched on, as
 /// a replayable trace; `None` if the property holds there.

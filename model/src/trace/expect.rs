@@ -2,10 +2,10 @@
 //! on the model here and on the manager by the conformance harness, both through
 //! [`Observation`], the same JSON built from each side.
 
-use super::pattern::{self, FieldDiff, Limits, Shape, ShapeError};
-use super::render;
 use crate::action::StepOutput;
 use crate::state::SystemState;
+use crate::trace::pattern::{self, FieldDiff, Limits, Shape, ShapeError};
+use crate::view::render;
 use serde_json::{json, Map, Value};
 
 const TASK_STATUSES: &[&str] = &[

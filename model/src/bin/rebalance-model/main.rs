@@ -1,10 +1,16 @@
 //! `rebalance-model`: check, explore and list configurations of the rebalance model.
 
+// The checker's benchmark and the churn measurement are the binary's own subcommands, not
+// library API.
+mod bench;
+mod churn;
+
 use clap::{Parser, Subcommand, ValueEnum};
-use rebalance_model::checker::{self, CheckOptions, CheckReport, Strategy, Verdict};
-use rebalance_model::cycle::FairCycleSearch;
-use rebalance_model::explorer::{self, ExplorerModel};
-use rebalance_model::{describe, preset, preset_names, Bug, BugSet, Config, RebalanceModel, Trace};
+use rebalance_model::check::checker::{self, CheckOptions, CheckReport, Strategy, Verdict};
+use rebalance_model::check::cycle::FairCycleSearch;
+use rebalance_model::view::describe;
+use rebalance_model::view::explorer::{self, ExplorerModel};
+use rebalance_model::{preset, preset_names, Bug, BugSet, Config, RebalanceModel, Trace};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -224,7 +230,7 @@ fn main() -> ExitCode {
             max_steps,
         } => {
             let c = match model_from(&args) {
-                Ok(model) => rebalance_model::churn::churn(&model, seed, walks, max_steps as usize),
+                Ok(model) => crate::churn::churn(&model, seed, walks, max_steps as usize),
                 Err(e) => return usage(&e),
             };
             println!("{}", switches_line(&args.config, &args.switches()));
@@ -263,7 +269,7 @@ fn main() -> ExitCode {
                 Ok(c) => c,
                 Err(e) => return usage(&e),
             };
-            let suite = rebalance_model::check::suite::build(&config, &c);
+            let suite = rebalance_model::trace::suite::build(&config, &c);
             if let Err(e) = suite.write(&out) {
                 return usage(&e);
             }
@@ -282,7 +288,7 @@ fn main() -> ExitCode {
             json,
         } => {
             let threads = threads as usize;
-            match rebalance_model::bench::run_cli(&configs, threads, profile_states, json) {
+            match crate::bench::run_cli(&configs, threads, profile_states, json) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => usage(&e),
             }
@@ -339,7 +345,7 @@ fn main() -> ExitCode {
                 }
             }
             let cycles = (liveness == LivenessArg::Cycles)
-                .then(|| rebalance_model::cycle::fair_cycles_for_goals(&model));
+                .then(|| rebalance_model::check::cycle::fair_cycles_for_goals(&model));
             // The lasso goes to --trace-out when the check itself had no counterexample to write.
             let state_cx = report
                 .verdicts
@@ -421,7 +427,7 @@ fn replay(path: &str, write_resolved: Option<&str>) -> ExitCode {
         let text = describe::step(&model, &replay.states[i], a).unwrap_or_default();
         println!("{}. {text}", i + 1);
         for m in &replay.outputs[i].sent {
-            println!("   sent {}", rebalance_model::render::message(m));
+            println!("   sent {}", rebalance_model::view::render::message(m));
         }
         report(i + 1);
     }

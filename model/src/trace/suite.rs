@@ -10,16 +10,16 @@
 //! Everything is in a fixed order (goals, candidate actions, ties broken by path length and then
 //! goal order), so the same configuration always gives the same files.
 
-use super::expect::{Expectation, Observation};
-use super::pattern::Limits;
-use super::trace::Trace;
-use super::walk;
 use crate::action::{Action, ActionKind, StepOutput};
 use crate::bug::BugSet;
+use crate::check::walk;
 use crate::config::Config;
 use crate::model::RebalanceModel;
 use crate::rule::Rule;
 use crate::state::SystemState;
+use crate::trace::expect::{Expectation, Observation};
+use crate::trace::pattern::Limits;
+use crate::trace::Trace;
 use serde_json::{json, Value};
 use stateright::{Expectation as Kind, Property};
 use std::collections::{HashMap, VecDeque};

@@ -1,12 +1,12 @@
 //! Actions and steps in spec vocabulary, for counterexamples and the Explorer. Messages and
 //! stored metadata are written as trace JSON (`render`), so they can be pasted into a trace.
 
-use super::render;
 use crate::action::{Action, StepOutput};
 use crate::message::Message;
 use crate::model::RebalanceModel;
 use crate::state::{Event, SystemState};
 use crate::types::BucketStatus;
+use crate::view::render;
 
 fn fail(k: &Option<u8>) -> String {
     k.map(|k| format!(" [store op {k} fails]"))

@@ -1,12 +1,12 @@
 //! `rebalance-model bench`: throughput and memory of the exhaustive DFS check per
 //! configuration, and a single-threaded profile of where one transition's time goes.
 
-use crate::bug::BugSet;
-use crate::checker::{self, CheckOptions};
-use crate::model::RebalanceModel;
-use crate::presets::{self, ci_preset_names, preset_names};
-use crate::properties;
-use crate::state::SystemState;
+use rebalance_model::bug::BugSet;
+use rebalance_model::check::checker::{self, CheckOptions};
+use rebalance_model::model::RebalanceModel;
+use rebalance_model::presets::{self, ci_preset_names, preset_names};
+use rebalance_model::properties;
+use rebalance_model::state::SystemState;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::hint::black_box;
@@ -136,7 +136,7 @@ pub fn bench(
     }
 }
 
-use super::walk::fingerprint;
+use rebalance_model::check::walk::fingerprint;
 
 /// A plain DFS over the first `max_states` states, timing each phase in one batch per expanded
 /// state: enumerate the candidates, step every candidate (the step includes its clone of the

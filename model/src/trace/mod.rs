@@ -2,16 +2,24 @@
 //! steps. Version 1 lists explicit actions; version 2 adds steps by pattern, counted ticks and
 //! `expect` blocks. Loading resolves every step against the model, so a loaded [`Trace`] holds
 //! explicit actions only, with its expectations beside them.
+//!
+//! Beside the trace itself: [`pattern`] (steps named by pattern, resolved against the model),
+//! [`expect`] (a step's `expect` block, checked on the model or on another implementation
+//! through [`expect::Observation`]) and [`suite`] (conformance suites generated from a preset).
 
-use super::expect::{ExpectFailure, Expectation, Observation};
-use super::pattern::{self, Limits, Shape, ShapeError};
-use super::render;
+pub mod expect;
+pub mod pattern;
+pub mod suite;
+
 use crate::action::{Action, ActionKind, StepOutput};
 use crate::bug::{Bug, BugSet};
 use crate::config::{Config, ConfigError, PlanTarget};
 use crate::message::Message;
 use crate::model::RebalanceModel;
 use crate::state::SystemState;
+use crate::view::render;
+use expect::{ExpectFailure, Expectation, Observation};
+use pattern::{Limits, Shape, ShapeError};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::path::Path;
@@ -124,7 +132,7 @@ impl fmt::Display for TraceError {
                 write!(
                     f,
                     "{at} is not enabled: {}\n  the step: {}",
-                    crate::describe::action(action),
+                    crate::view::describe::action(action),
                     render::action(action)
                 )?;
                 for b in exhausted {

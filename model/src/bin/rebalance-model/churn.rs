@@ -11,11 +11,11 @@
 //! anything else, which is where re-election churns. The graph is finite and acyclic (spec 7.3),
 //! so every walk ends at a terminal state.
 
-use crate::action::Action;
-use crate::model::RebalanceModel;
-use crate::rule::Rule;
-use crate::state::SystemState;
-use crate::types::BucketStatus;
+use rebalance_model::action::Action;
+use rebalance_model::model::RebalanceModel;
+use rebalance_model::rule::Rule;
+use rebalance_model::state::SystemState;
+use rebalance_model::types::BucketStatus;
 
 /// What the walks saw.
 #[derive(Clone, Debug, Default, PartialEq)]
