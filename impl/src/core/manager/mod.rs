@@ -2,8 +2,10 @@
 //! as a pure state machine: `handle(now_ms, input) -> effects`. Each input is one atomic step
 //! (spec/protocol.md sections 1 and 5) and time is an input (section 3.5).
 //!
-//! The rules are split by group: `client` (R1, R2), `execute` (R3-R10), `responses` (R11, R12,
-//! R18), `timers` (R13-R15, R23), `recovery` (R16, R17), `liveness` (R19, R20, deletion).
+//! The rules are split by group: `client` (R1, R2), `execute` (R3-R11; R11 is `try_complete`,
+//! which `responses` calls), `responses` (R12, R18), `timers` (R13-R15, R23), `recovery` (R16),
+//! `liveness` (R19, R20, deletion, and R23.5's retry of their failed writes, which Tick calls).
+//! R17, the start of an incarnation, is [`Manager::start`] in this file.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
