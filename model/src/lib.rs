@@ -8,7 +8,7 @@
 //!   [`RebalanceModel::step`], [`RebalanceModel::register_plan`];
 //! - [`SystemState`] and its parts, [`Action`], [`StepOutput`], [`ClientReply`];
 //! - [`Trace`] (JSON traces, versions 1 and 2, see `spec/trace-format.md`), with
-//!   [`expect::Observation`] for checking a trace's expectations on another implementation.
+//!   [`trace::expect::Observation`] for checking a trace's expectations on another implementation.
 
 // The protocol: state, actions, the coordinator's rules, the environment, the properties, and
 // the Stateright model that steps them.

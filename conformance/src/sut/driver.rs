@@ -45,7 +45,7 @@ impl SutCommand {
 /// Longest request or response quoted in a message.
 const QUOTE_MAX: usize = 300;
 
-/// `line`, cut to [`QUOTE_MAX`] characters.
+/// `line`, cut to `QUOTE_MAX` characters.
 pub fn quote(line: &str) -> String {
     match line.char_indices().nth(QUOTE_MAX) {
         Some((end, _)) => format!("{}... ({} bytes)", &line[..end], line.len()),

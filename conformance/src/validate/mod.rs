@@ -119,7 +119,7 @@ fn hidden(action: &Action) -> bool {
 /// Validates `log` against `model`. The model must not collect dead or superseded messages
 /// (spec 9): those reductions merge or drop deliveries a real log shows one by one.
 ///
-/// First lazily (hidden steps only when a record needs them, [`explain_record`]); a valid
+/// First lazily (hidden steps only when a record needs them, `explain_record`); a valid
 /// verdict then stands, since every path found is a path of the model. A lazy miss is checked
 /// again with the full hidden closure kept after every record, whose verdict is returned.
 pub fn validate(model: &RebalanceModel, log: &Log, limits: Limits) -> (Verdict, Stats) {

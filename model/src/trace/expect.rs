@@ -194,7 +194,7 @@ pub struct ObservedBucket {
     pub leader_epoch: u64,
     pub bucket_epoch: u64,
     pub deleted: bool,
-    /// The bucket's attempt, if it has one, as [`ATTEMPT`] writes it.
+    /// The bucket's attempt, if it has one, as `ATTEMPT` writes it.
     pub attempt: Option<Value>,
 }
 

@@ -191,7 +191,7 @@ fn status(s: BucketStatus) -> String {
     render::status(&s)
 }
 
-/// "actor: what -> effects [rules]".
+/// "actor: what -> effects \[rules\]".
 pub fn step(model: &RebalanceModel, pre: &SystemState, a: &Action) -> Option<String> {
     let (post, out) = model.step(pre, a)?;
     Some(format!(
