@@ -428,20 +428,20 @@ fn json_block_after(doc: &str, after: &str) -> Value {
 }
 
 #[test]
-fn the_readme_and_the_spec_show_the_shipped_hand_written_trace() {
+fn the_docs_and_the_spec_show_the_shipped_hand_written_trace() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let guide = std::fs::read_to_string(root.join("docs/conformance.md")).unwrap();
     let spec = std::fs::read_to_string(root.join("spec/trace-format.md")).unwrap();
     let shipped = hand_written();
     assert_eq!(
-        json_block_after(&readme, "### Writing a trace by hand"),
+        json_block_after(&guide, "## Writing a trace by hand"),
         shipped
     );
     assert_eq!(
         json_block_after(&spec, "The same kind of move written by hand"),
         shipped
     );
-    assert!(readme.contains(
+    assert!(guide.contains(
         "rebalance-conformance replay conformance/traces/hand-written-timeout-then-late-completion.json"
     ));
 }
