@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation testing of the manager's protocol core, in three passes (README, "Mutation testing").
+# Mutation testing of the manager's protocol core, in three passes (docs/testing.md, "Mutation testing").
 set -euo pipefail
 
 usage() {

@@ -8,7 +8,7 @@ usage() {
 usage: scripts/scheduled-checks.sh [--timeout SECONDS] [--no-conformance] [CONFIG...]
 
 Runs `rebalance-model check` on each configuration (a preset name or a file; default: the
-large configurations of README's "Larger configurations" table and `full`), each under a time
+large configurations of docs/model.md's "Larger configurations" table and `full`), each under a time
 limit (default 1800 s), and then `rebalance-conformance exhaustive` on each one whose check finished
 with every property holding. Prints one summary line per configuration:
 

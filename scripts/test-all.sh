@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it (README, "Set up and run"): every test of the workspace,
+# The whole test suite, as CI runs it (README, "Set up"; docs/testing.md): every test of the workspace,
 # release build, against a real ZooKeeper server (scripts/with-zookeeper.sh).
 set -euo pipefail
 
