@@ -571,7 +571,7 @@ impl RebalanceModel {
     /// state look finished.
     pub fn is_fair_end(&self, state: &SystemState) -> bool {
         // Cheap sufficient conditions first: a message in flight can always be delivered and a
-        // queued event processed, and both are obligatory (`model/tests/fairness.rs` checks
+        // queued event processed, and both are obligatory (`model/tests/integration/fairness.rs` checks
         // this shortcut against the plain definition below).
         if !state.network.is_empty() || !state.coordinator.events.is_empty() {
             return false;

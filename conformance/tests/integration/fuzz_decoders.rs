@@ -40,7 +40,7 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-mod common;
+use crate::common;
 use common::Rng;
 
 /// A number in `0..n`, as the mutations index with it.
