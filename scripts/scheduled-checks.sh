@@ -133,18 +133,18 @@ if [ -n "${ZK_ADDR:-}" ]; then
 fi
 
 # Seeded mutation fuzzing of every decoder, 25 times CI's executions per target.
-if FUZZ_ITERATIONS=500000 cargo test --release -q -p rebalance-conformance --test fuzz_decoders >/dev/null 2>&1; then
+if FUZZ_ITERATIONS=500000 cargo test --release -q -p rebalance-conformance --test integration -- fuzz_decoders:: >/dev/null 2>&1; then
     echo "fuzzing: 500,000 executions per decoder, no panic and no allocation beyond the bound"
 else
-    echo "fuzzing: A DECODER FAILED (FUZZ_ITERATIONS=500000 cargo test --release -p rebalance-conformance --test fuzz_decoders)"
+    echo "fuzzing: A DECODER FAILED (FUZZ_ITERATIONS=500000 cargo test --release -p rebalance-conformance --test integration -- fuzz_decoders::)"
     status=1
 fi
 
 # The superseded-request reduction changes no verdict on any preset that uses it.
-if SUPERSEDED_PRESETS=all cargo test --release -q -p rebalance-model --test superseded >/dev/null 2>&1; then
+if SUPERSEDED_PRESETS=all cargo test --release -q -p rebalance-model --test integration -- superseded:: >/dev/null 2>&1; then
     echo "superseded: same verdicts with and without, on every preset that sets it"
 else
-    echo "superseded: VERDICTS DIFFER (SUPERSEDED_PRESETS=all cargo test --release -p rebalance-model --test superseded)"
+    echo "superseded: VERDICTS DIFFER (SUPERSEDED_PRESETS=all cargo test --release -p rebalance-model --test integration -- superseded::)"
     status=1
 fi
 exit $status

@@ -2,7 +2,7 @@
 # Runs the `cluster` example with several seeds, each with a coordinator crash at a seeded
 # point, writes each run's coordinator log and validates it against the model
 # (spec/log-format.md). Part of scripts/scheduled-checks.sh; CI validates two runs
-# (conformance/tests/validate.rs).
+# (conformance/tests/integration/validate.rs).
 set -euo pipefail
 
 usage() {

@@ -328,7 +328,7 @@ fn startup_read_blocks_diverges_at_the_tick_that_does_not_retry() {
 }
 
 /// `endless-reconcile` (H7) is a livelock, found by the fair-cycle search as a lasso (kept as
-/// `model/traces/bug-endless-reconcile.json`, pinned by `model/tests/cycles.rs`): a prefix to a
+/// `model/traces/bug-endless-reconcile.json`, pinned by `model/tests/integration/cycles.rs`): a prefix to a
 /// tracked attempt whose target server is down, then a cycle of a Reconcile and a Tick.
 /// Replayed as the prefix plus one turn of the cycle, the manager diverges at the prefix's first
 /// Reconcile, the first step where the old behaviour acts: H7 has no backoff, so it counts no

@@ -3,7 +3,8 @@
 use crate::action::{Action, StepOutput};
 use crate::bug::BugSet;
 use crate::config::{BucketConfig, Config, PlanTarget, TaskConfig};
-use crate::coordinator::{responses_accepted, Step};
+use crate::coordinator::responses::adjust_isr_accepted;
+use crate::coordinator::Step;
 use crate::environment;
 use crate::message::Message;
 use crate::rule::Rule;
@@ -277,7 +278,7 @@ impl RebalanceModel {
                 let lai = pre.coordinator.cache.lai[msg.bucket as usize];
                 let _ = st.on_adjust_isr(msg);
                 // Ghost of INV-ADJUST-ISR-FENCED.
-                if responses_accepted(&st.out)
+                if adjust_isr_accepted(&st.out)
                     && (msg.leader_epoch, msg.bucket_epoch) != (lai.leader_epoch, lai.bucket_epoch)
                 {
                     st.s.ghost.violations.unfenced_adjust_isr = true;
@@ -521,7 +522,7 @@ impl RebalanceModel {
             push(Action::TICK, out);
         }
         if state.zombie.is_some() {
-            crate::coordinator::zombie_candidates(state, out);
+            crate::coordinator::zombie::zombie_candidates(state, out);
         }
     }
 
@@ -570,7 +571,7 @@ impl RebalanceModel {
     /// state look finished.
     pub fn is_fair_end(&self, state: &SystemState) -> bool {
         // Cheap sufficient conditions first: a message in flight can always be delivered and a
-        // queued event processed, and both are obligatory (`model/tests/fairness.rs` checks
+        // queued event processed, and both are obligatory (`model/tests/integration/fairness.rs` checks
         // this shortcut against the plain definition below).
         if !state.network.is_empty() || !state.coordinator.events.is_empty() {
             return false;

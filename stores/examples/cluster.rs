@@ -61,7 +61,7 @@ OPTIONS:
     --kill-at-store-op N        once this process has made N store operations (reads included),
                                 it sends itself SIGKILL: nothing is flushed or closed, the input
                                 in hand is cut off. Run again on the same store (and --log) to
-                                recover; the process-crash tests do (conformance/tests/validate.rs)
+                                recover; the process-crash tests do (conformance/tests/integration/validate.rs)
     -V, --version               the version
     -h, --help                  this text
 

@@ -1,7 +1,7 @@
 //! The durable store: round trips, compaction, corruption, torn writes, versions, fencing.
 
 // The manager's test fixtures (a four-server cluster), shared rather than copied.
-#[path = "../../impl/tests/common/mod.rs"]
+#[path = "../../impl/tests/integration/common/mod.rs"]
 mod common;
 
 use std::fs;

@@ -8,7 +8,7 @@
 //! reason; they never pass without a server.
 
 // The manager's test fixtures (a four-server cluster), shared rather than copied.
-#[path = "../../impl/tests/common/mod.rs"]
+#[path = "../../impl/tests/integration/common/mod.rs"]
 mod common;
 
 use std::path::PathBuf;

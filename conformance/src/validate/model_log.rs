@@ -1,7 +1,7 @@
 //! The log a coordinator behaving exactly as the model does would write along a path of the
 //! model, bug switches included: what an old behaviour looks like to trace validation. A log of
 //! the model with a switch on, validated against the model without it, must be rejected at the
-//! record where the switch acts (`conformance/tests/validate.rs`).
+//! record where the switch acts (`conformance/tests/integration/validate.rs`).
 //!
 //! The model lists each kind of effect apart (messages, events, reply), so the log writes a
 //! step's reply first, then its messages, then its events: the one order across kinds the

@@ -47,11 +47,15 @@ impl Step<'_> {
     pub fn execute(&mut self, b: BucketId) -> Flow {
         self.fired(Rule::R4);
         if self.deleted(b) {
+            // R4.1
             return self.finish(b, BucketStatus::Completed);
         }
         match self.entry(b).kind() {
+            // R4.2
             PlanKind::NoOp => self.finish(b, BucketStatus::Completed),
+            // R4.3
             PlanKind::LeaderOnly => self.lead(b),
+            // R4.4
             PlanKind::Move => self.resume(b),
         }
     }

@@ -171,12 +171,12 @@ impl<S: Store> Manager<S> {
             self.queued_reconciles.insert(key);
             self.emit(Effect::Enqueue(Event::Reconcile(key)));
         }
-        // (3) finalize retry.
+        // (3) R23.3: finalize retry.
         if let (true, false, Some(rid)) = (self.finalize_pending, self.finalize_queued, self.rid) {
             self.finalize_queued = true;
             self.emit(Effect::Enqueue(Event::Finalize(rid)));
         }
-        // (4) recovery retry (D6).
+        // (4) R23.4: recovery retry (D6).
         if self.recovery_pending && !self.recovery_queued {
             self.recovery_queued = true;
             self.emit(Effect::Enqueue(Event::Recover));

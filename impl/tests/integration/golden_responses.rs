@@ -1,8 +1,8 @@
 //! Golden tests of responses and ISR changes: R11, R12, R18 (src/core/manager/responses.rs): the
 //! exact effect list of one input in each important situation. Split by rule group from the former
-//! tests/golden.rs; shared setup is in tests/common/mod.rs.
+//! tests/golden.rs; shared setup is in tests/integration/common/mod.rs.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rebalance_manager::{

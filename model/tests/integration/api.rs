@@ -1,6 +1,6 @@
 //! Traces, configuration errors, the step API, fair cycles and acyclicity, and the Explorer.
 
-mod common;
+use crate::common;
 
 use rebalance_model::action::{ClientReply, RegisterReply};
 use rebalance_model::{preset, Action, BugSet, Config, RebalanceModel, Trace};

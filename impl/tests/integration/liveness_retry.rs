@@ -2,7 +2,7 @@
 //! `impl/src/core/manager/liveness.rs`), which conformance now also walks (`ci-liveness-store`).
 //! Each test fails the event's write, then checks what the next Tick repairs.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rebalance_manager::{Config, Effect, Input, Manager, MemStore, ServerId};

@@ -1,8 +1,8 @@
 //! Golden tests of admission and execution: R3-R7, R9, R10 and the slots of D14
 //! (src/core/manager/execute.rs): the exact effect list of one input in each important situation.
-//! Split by rule group from the former tests/golden.rs; shared setup is in tests/common/mod.rs.
+//! Split by rule group from the former tests/golden.rs; shared setup is in tests/integration/common/mod.rs.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rebalance_manager::{BucketStatus, Config, Effect, Event, Input, Reply};

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::{assert_says, cluster_binary, run};
 
 fn cluster(args: &[&str]) -> (Option<i32>, String, String) {

@@ -1,9 +1,9 @@
 //! Golden tests of crash, restart and recovery: R16 Recover, R17 start and the coordinator-epoch
 //! fence (src/core/manager/recovery.rs and mod.rs): the exact effect list of one input in each
 //! important situation. Split by rule group from the former tests/golden.rs; shared setup is in
-//! tests/common/mod.rs.
+//! tests/integration/common/mod.rs.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rebalance_manager::{

@@ -1,8 +1,8 @@
 //! Golden tests of the client rules: R1 register, R2 cancel and the progress query
 //! (src/core/manager/client.rs): the exact effect list of one input in each important situation.
-//! Split by rule group from the former tests/golden.rs; shared setup is in tests/common/mod.rs.
+//! Split by rule group from the former tests/golden.rs; shared setup is in tests/integration/common/mod.rs.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rebalance_manager::{

@@ -1,8 +1,8 @@
 //! Golden tests of the timer-driven rules: R13 Timeout, R14 Reconcile, R15 Finalize, R23 Tick
 //! (src/core/manager/timers.rs): the exact effect list of one input in each important situation.
-//! Split by rule group from the former tests/golden.rs; shared setup is in tests/common/mod.rs.
+//! Split by rule group from the former tests/golden.rs; shared setup is in tests/integration/common/mod.rs.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rebalance_manager::{

@@ -1,7 +1,7 @@
 //! `rebalance-model suite`: the traces a suite is made of, what it says it covers, its
 //! determinism, and the CLI's bad-usage exits.
 
-mod common;
+use crate::common;
 
 use rebalance_model::trace::suite::{self, Goal, MANIFEST};
 use rebalance_model::{preset, Trace};

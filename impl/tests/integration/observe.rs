@@ -2,7 +2,7 @@
 //! conformance harness compares `snapshot()` and the store, not these, so they are tested here
 //! (mutation testing found them unchecked).
 
-mod common;
+use crate::common;
 
 use common::*;
 use rebalance_manager::{Config, Input, Plan, StoreError};

@@ -4,7 +4,7 @@
 //! check that the transition check still flags them; and that on every edge of a few CI
 //! presets every status change is examined.
 
-mod common;
+use crate::common;
 use common::{find, fingerprint};
 use rebalance_model::transition::record;
 use rebalance_model::{

@@ -2,7 +2,7 @@
 //! coordinator restarts; `check_invariants()` after every step, then a fault-free liveness
 //! phase that must reach a quiescent, clean state (spec 7.3, the LIVE-* goals).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, VecDeque};
 

@@ -5,7 +5,7 @@ use rebalance_conformance::validate::{self, record, Limits, Verdict};
 use rebalance_model::{Action, BugSet, Config, RebalanceModel, Trace};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::cluster_binary;
 
 /// The model a log is validated against: the configuration without the search reductions,

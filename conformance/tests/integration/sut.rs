@@ -7,7 +7,7 @@
 //! builds it, as `rebalance-manager-stdio` has tests of its own), or at
 //! `$REBALANCE_MANAGER_STDIO`.
 
-mod common;
+use crate::common;
 use common::{assert_says, run};
 
 use std::path::{Path, PathBuf};

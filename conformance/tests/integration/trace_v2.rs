@@ -2,7 +2,7 @@
 //! meets its expectations on the manager, a failing expectation exits 1 with a keyed diff, and a
 //! pattern that names several messages is refused with the candidates.
 
-mod common;
+use crate::common;
 use common::{assert_says, run};
 
 use std::path::{Path, PathBuf};

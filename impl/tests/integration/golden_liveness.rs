@@ -1,8 +1,8 @@
 //! Golden tests of server liveness and bucket deletion: R19, R20, deletion
 //! (src/core/manager/liveness.rs): the exact effect list of one input in each important situation.
-//! Split by rule group from the former tests/golden.rs; shared setup is in tests/common/mod.rs.
+//! Split by rule group from the former tests/golden.rs; shared setup is in tests/integration/common/mod.rs.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rebalance_manager::{BucketStatus, Config, Effect, Event, Input, OverallStatus};

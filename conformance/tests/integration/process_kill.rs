@@ -19,7 +19,7 @@ use rebalance_conformance::validate::{self, Limits, Record, Verdict};
 use rebalance_model::{BugSet, Config, RebalanceModel};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{cluster_binary, Rng};
 
 /// Buckets of the cluster: the most a log header describes is 16.

@@ -8,7 +8,7 @@ use rebalance_model::check::walk::{edges, fingerprint};
 use rebalance_model::properties::COMPANIONS;
 use rebalance_model::{preset, Action, BugSet, Config, Event, RebalanceModel, SystemState};
 
-mod common;
+use crate::common;
 
 /// Spec 4: `backoff(n) = min(check_interval_ms * 2^min(n, 8), max_reconcile_backoff_ms)`, in
 /// ticks of `check_interval_ms`.
