@@ -239,6 +239,165 @@ pub fn name<T: Copy>(v: &Value, p: &Path, table: &[(&str, T)]) -> Result<T, Wire
         })
 }
 
+/// Defines a struct of the protocol from one list of fields, and its [`Decode`]: the encoding
+/// (serde's derived `Serialize`, under the Rust names), the fields the decoder reads and the
+/// names it allows are all written once, here, so none can be added to one and forgotten in
+/// another.
+///
+/// ```text
+/// wire_struct! {
+///     /// An execution key (spec 3.2).
+///     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///     pub struct Key {
+///         pub rid: u64,
+///         pub bucket: u32,
+///     }
+/// }
+/// ```
+///
+/// The decoder refuses a field not in the list (naming it), then reads the fields in their
+/// order, each at its path, so the first error named is the first field in the list that is
+/// wrong. A field is optional only by its type (`Option<T>`: absent or `null` is `None`, see
+/// [`Decode::absent`]). `name: String as one_of(NAMES)` reads a string that must be one of
+/// `NAMES` (a reason the protocol lists). Only doc comments and one `derive` (without
+/// `Serialize`, which the macro adds) are accepted on the struct, and only doc comments on a
+/// field: a serde attribute that renamed or skipped a field would make the encoding disagree
+/// with the decoder, so the macro gives it no place.
+macro_rules! wire_struct {
+    (
+        $(#[doc = $doc:literal])*
+        #[derive($($derive:ident),* $(,)?)]
+        pub struct $name:ident {
+            $(
+                $(#[doc = $field_doc:literal])*
+                pub $field:ident: $ty:ty $(as one_of($names:expr))?
+            ),* $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive($($derive,)* ::serde::Serialize)]
+        pub struct $name {
+            $(
+                $(#[doc = $field_doc])*
+                pub $field: $ty,
+            )*
+        }
+
+        impl $crate::decode::Decode for $name {
+            fn decode(
+                v: &::serde_json::Value,
+                p: &$crate::decode::Path,
+            ) -> Result<Self, $crate::decode::WireError> {
+                let fields = $crate::decode::object(v, p, &[$(stringify!($field)),*])?;
+                Ok($name {
+                    $($field: $crate::decode::read_field!(fields, p, $field $(, $names)?),)*
+                })
+            }
+        }
+    };
+}
+pub(crate) use wire_struct;
+
+/// Defines an enum of the protocol tagged with a field (`op`, `type`, `kind`) from one list of
+/// variants, each with its name on the wire and its fields, and its [`Decode`]:
+///
+/// ```text
+/// wire_tagged! {
+///     /// A coordinator event (spec 3.2), tagged with `type` as in the trace format.
+///     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///     #[tag = "type"]
+///     pub enum Event {
+///         "timeout" => Timeout { key: Key },
+///         "finalize" => Finalize { rid: u64 },
+///         "recover" => Recover,
+///     }
+/// }
+/// ```
+///
+/// The enum is encoded as serde encodes an internally tagged enum (`#[serde(tag = ...)]`, each
+/// variant renamed to its name here). The decoder checks the tag first (missing, not a string,
+/// or not one of the names, which the error lists in this order), then refuses a field the
+/// variant does not have, then reads the variant's fields as [`wire_struct!`] does; the fields
+/// take the same forms. The enum also gets `tag()`, the name of a value's variant.
+macro_rules! wire_tagged {
+    (
+        $(#[doc = $doc:literal])*
+        #[derive($($derive:ident),* $(,)?)]
+        #[tag = $tag:literal]
+        pub enum $name:ident {
+            $(
+                $(#[doc = $variant_doc:literal])*
+                $wire:literal => $variant:ident $({
+                    $(
+                        $(#[doc = $field_doc:literal])*
+                        $field:ident: $ty:ty $(as one_of($names:expr))?
+                    ),* $(,)?
+                })?
+            ),* $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive($($derive,)* ::serde::Serialize)]
+        #[serde(tag = $tag)]
+        pub enum $name {
+            $(
+                $(#[doc = $variant_doc])*
+                #[serde(rename = $wire)]
+                $variant $({
+                    $(
+                        $(#[doc = $field_doc])*
+                        $field: $ty,
+                    )*
+                })?,
+            )*
+        }
+
+        impl $name {
+            #[doc = concat!("The value's `", $tag, "`, its variant's name on the wire.")]
+            pub fn tag(&self) -> &'static str {
+                match self {
+                    $($name::$variant { .. } => $wire,)*
+                }
+            }
+        }
+
+        impl $crate::decode::Decode for $name {
+            fn decode(
+                v: &::serde_json::Value,
+                p: &$crate::decode::Path,
+            ) -> Result<Self, $crate::decode::WireError> {
+                let m = v
+                    .as_object()
+                    .ok_or_else(|| $crate::decode::type_error(p, "an object", v))?;
+                let name = $crate::decode::tag(m, $tag, p, &[$($wire),*])?;
+                $(
+                    if name == $wire {
+                        #[allow(unused_variables)] // by a variant without fields
+                        let fields =
+                            $crate::decode::object(v, p, &[$tag $($(, stringify!($field))*)?])?;
+                        return Ok($name::$variant {
+                            $($($field: $crate::decode::read_field!(fields, p, $field $(, $names)?),)*)?
+                        });
+                    }
+                )*
+                unreachable!("`tag` answers only one of the names it is given")
+            }
+        }
+    };
+}
+pub(crate) use wire_tagged;
+
+/// One field of the macros above, read from `fields` at `p`.
+macro_rules! read_field {
+    ($fields:ident, $p:ident, $field:ident) => {
+        $crate::decode::get($fields, stringify!($field), $p)?
+    };
+    ($fields:ident, $p:ident, $field:ident, $names:expr) => {
+        $crate::decode::tag($fields, stringify!($field), $p, $names)?.to_string()
+    };
+}
+pub(crate) use read_field;
+
 /// Parses one line and decodes it.
 pub fn line<T: Decode>(text: &str) -> Result<T, WireError> {
     let v: Value = serde_json::from_str(text).map_err(|e| WireError::NotJson(e.to_string()))?;
