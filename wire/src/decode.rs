@@ -387,6 +387,52 @@ macro_rules! wire_tagged {
 }
 pub(crate) use wire_tagged;
 
+/// Defines an enum of the protocol's unit names (a status, a mode) from one list of its names on
+/// the wire, and its [`Decode`] (by [`name`], whose error lists the names in this order):
+///
+/// ```text
+/// wire_names! {
+///     /// Whether an attempt is running (REBALANCING) or tracked (TIMEOUT).
+///     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///     pub enum Mode {
+///         "running" => Running,
+///         "tracked" => Tracked,
+///     }
+/// }
+/// ```
+macro_rules! wire_names {
+    (
+        $(#[doc = $doc:literal])*
+        #[derive($($derive:ident),* $(,)?)]
+        pub enum $name:ident {
+            $(
+                $(#[doc = $variant_doc:literal])*
+                $wire:literal => $variant:ident
+            ),* $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive($($derive,)* ::serde::Serialize)]
+        pub enum $name {
+            $(
+                $(#[doc = $variant_doc])*
+                #[serde(rename = $wire)]
+                $variant,
+            )*
+        }
+
+        impl $crate::decode::Decode for $name {
+            fn decode(
+                v: &::serde_json::Value,
+                p: &$crate::decode::Path,
+            ) -> Result<Self, $crate::decode::WireError> {
+                $crate::decode::name(v, p, &[$(($wire, $name::$variant)),*])
+            }
+        }
+    };
+}
+pub(crate) use wire_names;
+
 /// One field of the macros above, read from `fields` at `p`.
 macro_rules! read_field {
     ($fields:ident, $p:ident, $field:ident) => {

@@ -22,7 +22,9 @@ pub mod log;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::decode::{get, name, object, tag, wire_struct, wire_tagged, Decode, Path, WireError};
+use crate::decode::{
+    get, object, tag, wire_names, wire_struct, wire_tagged, Decode, Path, WireError,
+};
 
 /// The protocol's name, sent in the handshake.
 pub const PROTOCOL: &str = "rebalance-driver";
@@ -76,37 +78,40 @@ wire_struct! {
     }
 }
 
-/// The stored task's status (spec 3.1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum TaskStatus {
-    NotStarted,
-    Rebalancing,
-    Completed,
-    Failed,
-    Canceled,
+wire_names! {
+    /// The stored task's status (spec 3.1).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum TaskStatus {
+        "NOT_STARTED" => NotStarted,
+        "REBALANCING" => Rebalancing,
+        "COMPLETED" => Completed,
+        "FAILED" => Failed,
+        "CANCELED" => Canceled,
+    }
 }
 
-/// The coordinator's overall status (spec 3.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum OverallStatus {
-    Rebalancing,
-    Completed,
-    Failed,
-    Canceled,
+wire_names! {
+    /// The coordinator's overall status (spec 3.2).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum OverallStatus {
+        "REBALANCING" => Rebalancing,
+        "COMPLETED" => Completed,
+        "FAILED" => Failed,
+        "CANCELED" => Canceled,
+    }
 }
 
-/// A plan bucket's status (spec 3.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum BucketStatus {
-    NotStarted,
-    Rebalancing,
-    Timeout,
-    Completed,
-    Failed,
-    Canceled,
+wire_names! {
+    /// A plan bucket's status (spec 3.2).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum BucketStatus {
+        "NOT_STARTED" => NotStarted,
+        "REBALANCING" => Rebalancing,
+        "TIMEOUT" => Timeout,
+        "COMPLETED" => Completed,
+        "FAILED" => Failed,
+        "CANCELED" => Canceled,
+    }
 }
 
 wire_struct! {
@@ -279,12 +284,13 @@ wire_struct! {
     }
 }
 
-/// Whether an attempt is running (REBALANCING) or tracked (TIMEOUT).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    Running,
-    Tracked,
+wire_names! {
+    /// Whether an attempt is running (REBALANCING) or tracked (TIMEOUT).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Mode {
+        "running" => Running,
+        "tracked" => Tracked,
+    }
 }
 
 wire_struct! {
@@ -456,71 +462,9 @@ impl Response {
 
 // ---- decoding what the macros do not define ----
 
-// The statuses are unit names, read from a table.
-
-impl Decode for TaskStatus {
-    fn decode(v: &Value, p: &Path) -> Result<Self, WireError> {
-        use TaskStatus as S;
-        name(
-            v,
-            p,
-            &[
-                ("NOT_STARTED", S::NotStarted),
-                ("REBALANCING", S::Rebalancing),
-                ("COMPLETED", S::Completed),
-                ("FAILED", S::Failed),
-                ("CANCELED", S::Canceled),
-            ],
-        )
-    }
-}
-
-impl Decode for OverallStatus {
-    fn decode(v: &Value, p: &Path) -> Result<Self, WireError> {
-        use OverallStatus as S;
-        name(
-            v,
-            p,
-            &[
-                ("REBALANCING", S::Rebalancing),
-                ("COMPLETED", S::Completed),
-                ("FAILED", S::Failed),
-                ("CANCELED", S::Canceled),
-            ],
-        )
-    }
-}
-
-impl Decode for BucketStatus {
-    fn decode(v: &Value, p: &Path) -> Result<Self, WireError> {
-        use BucketStatus as S;
-        name(
-            v,
-            p,
-            &[
-                ("NOT_STARTED", S::NotStarted),
-                ("REBALANCING", S::Rebalancing),
-                ("TIMEOUT", S::Timeout),
-                ("COMPLETED", S::Completed),
-                ("FAILED", S::Failed),
-                ("CANCELED", S::Canceled),
-            ],
-        )
-    }
-}
-
-impl Decode for Mode {
-    fn decode(v: &Value, p: &Path) -> Result<Self, WireError> {
-        name(
-            v,
-            p,
-            &[("running", Mode::Running), ("tracked", Mode::Tracked)],
-        )
-    }
-}
-
-// The two objects with exactly one key, which is what they are (`{"ok": lai}`,
-// `{"effects": [...]}`), are not field lists: each is read by hand.
+// The two objects whose one key is what they are (`{"ok": lai}`, `{"effects": [...]}`) are not
+// field lists: each is read by hand, and an object with none or two of the keys is refused as
+// a whole.
 
 impl Decode for AdjustResult {
     fn decode(v: &Value, p: &Path) -> Result<Self, WireError> {
