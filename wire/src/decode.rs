@@ -1,7 +1,33 @@
 //! Decoding a driver line with the path of every field, so that a malformed line is reported as
 //! `field input.context.exec_key.rid: expected an unsigned integer, found "1"` and never as a
-//! position in the text. Serde's derived decoders name the line and column only; this walks a
-//! parsed [`Value`] instead.
+//! position in the text. This walks a parsed [`Value`]: [`Decode`] for each type, and the macros
+//! `wire_struct!`, `wire_tagged!` and `wire_names!`, with which `lib.rs` defines each
+//! type of the protocol from one list of its fields, so that its encoding (serde's derived
+//! `Serialize`), the names its decoder allows and the fields it reads cannot disagree.
+//!
+//! # Why not serde's derived `Deserialize`
+//!
+//! It would be less code, and it cannot keep the protocol's promises (spec/driver-protocol.md:
+//! an error names the field, unknown fields are refused). The requests, inputs, effects, events
+//! and replies are internally tagged enums (`{"op": "input", ...}`, `{"type": "tick"}`), and
+//! serde decodes those by buffering the object into its private `Content` before it knows the
+//! variant, so an error inside one comes from the buffer: no path and no position. Checked with
+//! serde 1.0.229, serde_json 1.0.154 and serde_path_to_error 0.1.20, on a `Request` and `Input`
+//! shaped like ours with `deny_unknown_fields` everywhere:
+//!
+//! - `{"op":"input",...,"input":{"type":"nli_response",...,"exec_key":{"rid":"1",...}}}`:
+//!   serde_json says `invalid type: string "1", expected u64`, with no line or column (it gives
+//!   them for plain structs, and only them); serde_path_to_error, which finds
+//!   `input.context.exec_key.rid` when the same nesting is plain structs, says the path is `.`.
+//!   A 33-bit server id, an unknown field or an unknown tag inside a tagged enum: the same, path
+//!   `.`.
+//! - `{"op":"state","zz":1}` and `{"type":"tick","zz":1}`: accepted; `deny_unknown_fields`
+//!   does not reach the unit variants of an internally tagged enum.
+//!
+//! So a derive would need an untagged shim or a custom deserializer per enum anyway, and would
+//! print serde's texts (`invalid type: ...`) where the protocol and its tests have these. Do
+//! not replace this module with a derive without a test that every error names its path (the
+//! round-trip tests in `wire/tests/round_trip.rs` check every field of every message).
 
 use std::fmt;
 
@@ -238,6 +264,211 @@ pub fn name<T: Copy>(v: &Value, p: &Path, table: &[(&str, T)]) -> Result<T, Wire
             found: found(v),
         })
 }
+
+/// Defines a struct of the protocol from one list of fields, and its [`Decode`]: the encoding
+/// (serde's derived `Serialize`, under the Rust names), the fields the decoder reads and the
+/// names it allows are all written once, here, so none can be added to one and forgotten in
+/// another.
+///
+/// ```text
+/// wire_struct! {
+///     /// An execution key (spec 3.2).
+///     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///     pub struct Key {
+///         pub rid: u64,
+///         pub bucket: u32,
+///     }
+/// }
+/// ```
+///
+/// The decoder refuses a field not in the list (naming it), then reads the fields in their
+/// order, each at its path, so the first error named is the first field in the list that is
+/// wrong. A field is optional only by its type (`Option<T>`: absent or `null` is `None`, see
+/// [`Decode::absent`]). `name: String as one_of(NAMES)` reads a string that must be one of
+/// `NAMES` (a reason the protocol lists). Only doc comments and one `derive` (without
+/// `Serialize`, which the macro adds) are accepted on the struct, and only doc comments on a
+/// field: a serde attribute that renamed or skipped a field would make the encoding disagree
+/// with the decoder, so the macro gives it no place.
+macro_rules! wire_struct {
+    (
+        $(#[doc = $doc:literal])*
+        #[derive($($derive:ident),* $(,)?)]
+        pub struct $name:ident {
+            $(
+                $(#[doc = $field_doc:literal])*
+                pub $field:ident: $ty:ty $(as one_of($names:expr))?
+            ),* $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive($($derive,)* ::serde::Serialize)]
+        pub struct $name {
+            $(
+                $(#[doc = $field_doc])*
+                pub $field: $ty,
+            )*
+        }
+
+        impl $crate::decode::Decode for $name {
+            fn decode(
+                v: &::serde_json::Value,
+                p: &$crate::decode::Path,
+            ) -> Result<Self, $crate::decode::WireError> {
+                let fields = $crate::decode::object(v, p, &[$(stringify!($field)),*])?;
+                Ok($name {
+                    $($field: $crate::decode::read_field!(fields, p, $field $(, $names)?),)*
+                })
+            }
+        }
+    };
+}
+pub(crate) use wire_struct;
+
+/// Defines an enum of the protocol tagged with a field (`op`, `type`, `kind`) from one list of
+/// variants, each with its name on the wire and its fields, and its [`Decode`]:
+///
+/// ```text
+/// wire_tagged! {
+///     /// A coordinator event (spec 3.2), tagged with `type` as in the trace format.
+///     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///     #[tag = "type"]
+///     pub enum Event {
+///         "timeout" => Timeout { key: Key },
+///         "finalize" => Finalize { rid: u64 },
+///         "recover" => Recover,
+///     }
+/// }
+/// ```
+///
+/// The enum is encoded as serde encodes an internally tagged enum (`#[serde(tag = ...)]`, each
+/// variant renamed to its name here). The decoder checks the tag first (missing, not a string,
+/// or not one of the names, which the error lists in this order), then refuses a field the
+/// variant does not have, then reads the variant's fields as [`wire_struct!`] does; the fields
+/// take the same forms. The enum also gets `tag()`, the name of a value's variant.
+macro_rules! wire_tagged {
+    (
+        $(#[doc = $doc:literal])*
+        #[derive($($derive:ident),* $(,)?)]
+        #[tag = $tag:literal]
+        pub enum $name:ident {
+            $(
+                $(#[doc = $variant_doc:literal])*
+                $wire:literal => $variant:ident $({
+                    $(
+                        $(#[doc = $field_doc:literal])*
+                        $field:ident: $ty:ty $(as one_of($names:expr))?
+                    ),* $(,)?
+                })?
+            ),* $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive($($derive,)* ::serde::Serialize)]
+        #[serde(tag = $tag)]
+        pub enum $name {
+            $(
+                $(#[doc = $variant_doc])*
+                #[serde(rename = $wire)]
+                $variant $({
+                    $(
+                        $(#[doc = $field_doc])*
+                        $field: $ty,
+                    )*
+                })?,
+            )*
+        }
+
+        impl $name {
+            #[doc = concat!("The value's `", $tag, "`, its variant's name on the wire.")]
+            pub fn tag(&self) -> &'static str {
+                match self {
+                    $($name::$variant { .. } => $wire,)*
+                }
+            }
+        }
+
+        impl $crate::decode::Decode for $name {
+            fn decode(
+                v: &::serde_json::Value,
+                p: &$crate::decode::Path,
+            ) -> Result<Self, $crate::decode::WireError> {
+                let m = v
+                    .as_object()
+                    .ok_or_else(|| $crate::decode::type_error(p, "an object", v))?;
+                let name = $crate::decode::tag(m, $tag, p, &[$($wire),*])?;
+                $(
+                    if name == $wire {
+                        #[allow(unused_variables)] // by a variant without fields
+                        let fields =
+                            $crate::decode::object(v, p, &[$tag $($(, stringify!($field))*)?])?;
+                        return Ok($name::$variant {$($(
+                            $field: $crate::decode::read_field!(fields, p, $field $(, $names)?),
+                        )*)?});
+                    }
+                )*
+                unreachable!("`tag` answers only one of the names it is given")
+            }
+        }
+    };
+}
+pub(crate) use wire_tagged;
+
+/// Defines an enum of the protocol's unit names (a status, a mode) from one list of its names on
+/// the wire, and its [`Decode`] (by [`name`], whose error lists the names in this order):
+///
+/// ```text
+/// wire_names! {
+///     /// Whether an attempt is running (REBALANCING) or tracked (TIMEOUT).
+///     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///     pub enum Mode {
+///         "running" => Running,
+///         "tracked" => Tracked,
+///     }
+/// }
+/// ```
+macro_rules! wire_names {
+    (
+        $(#[doc = $doc:literal])*
+        #[derive($($derive:ident),* $(,)?)]
+        pub enum $name:ident {
+            $(
+                $(#[doc = $variant_doc:literal])*
+                $wire:literal => $variant:ident
+            ),* $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive($($derive,)* ::serde::Serialize)]
+        pub enum $name {
+            $(
+                $(#[doc = $variant_doc])*
+                #[serde(rename = $wire)]
+                $variant,
+            )*
+        }
+
+        impl $crate::decode::Decode for $name {
+            fn decode(
+                v: &::serde_json::Value,
+                p: &$crate::decode::Path,
+            ) -> Result<Self, $crate::decode::WireError> {
+                $crate::decode::name(v, p, &[$(($wire, $name::$variant)),*])
+            }
+        }
+    };
+}
+pub(crate) use wire_names;
+
+/// One field of the macros above, read from `fields` at `p`.
+macro_rules! read_field {
+    ($fields:ident, $p:ident, $field:ident) => {
+        $crate::decode::get($fields, stringify!($field), $p)?
+    };
+    ($fields:ident, $p:ident, $field:ident, $names:expr) => {
+        $crate::decode::tag($fields, stringify!($field), $p, $names)?.to_string()
+    };
+}
+pub(crate) use read_field;
 
 /// Parses one line and decodes it.
 pub fn line<T: Decode>(text: &str) -> Result<T, WireError> {
