@@ -42,12 +42,14 @@ use crate::crc32::crc32;
 use crate::header::{check_header, HeaderFault};
 
 pub mod codec;
+mod doubt;
 mod error;
 
 use codec::{
     decode, encode, page_child, DeletedMarker, EpochNode, PageChild, Paths, PlanChunk, PlanRef,
     RootHeader, TaskHeader, FORMAT, PLAN_CHUNK_BYTES, VERSION,
 };
+use doubt::{decide, Decision, InDoubt, Known, Target, Undo};
 use error::Fail;
 pub use error::ZkStoreError;
 
@@ -80,13 +82,6 @@ impl Default for ZkStoreOptions {
     }
 }
 
-/// A node's data and data version as last read or written by this store.
-#[derive(Clone, Debug)]
-struct Known {
-    version: i32,
-    data: Vec<u8>,
-}
-
 /// What the store knows of the task node.
 #[derive(Clone, Debug)]
 enum TaskCache {
@@ -101,27 +96,6 @@ enum TaskCache {
         header: TaskHeader,
         plan: Arc<Plan>,
     },
-}
-
-/// Which cached node a path is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Target {
-    Bucket(BucketId),
-    Deleted(BucketId),
-    Task,
-}
-
-/// A write whose answer was lost: it may have landed.
-#[derive(Clone, Debug)]
-struct InDoubt {
-    target: Target,
-    path: String,
-    /// The data the write tried to store.
-    wrote: Vec<u8>,
-    /// The node before the write (`None`: the write created it).
-    before: Option<Known>,
-    /// The writer's epoch (the undo is fenced by it too).
-    epoch: Epoch,
 }
 
 /// One operation of a multi-op, after the epoch check.
@@ -508,55 +482,41 @@ impl ZkStore {
         Ok(())
     }
 
-    /// Settles a write whose answer was lost: if it landed, undo it (fenced by its epoch).
+    /// Settles a write whose answer was lost: reads its node back and, if the write landed,
+    /// undoes it (fenced by its epoch). What the node says is decided by [`doubt::decide`].
     fn resolve(&mut self, doubt: InDoubt) -> Result<(), StoreError> {
-        let now = match self.call(|c| c.get_data(&doubt.path)) {
-            Ok((data, stat)) => Some((data, stat.version)),
+        let read_back = match self.call(|c| c.get_data(&doubt.path)) {
+            Ok((data, stat)) => Some(Known {
+                version: stat.version,
+                data,
+            }),
             Err(Fail::Zk(zk::Error::NoNode)) => None,
             Err(e) => return Err(self.fail(e, "resolving an earlier write")),
         };
-        let landed = match (&doubt.before, &now) {
-            (None, Some((data, _))) => *data == doubt.wrote,
-            (Some(before), Some((data, v))) => *v == before.version + 1 && *data == doubt.wrote,
-            (_, None) => false,
-        };
-        if landed {
-            let (_, version) = now.expect("a landed write left a node");
-            let undo = match &doubt.before {
-                Some(before) => Op::Set(&doubt.path, &before.data, version),
-                None => Op::Delete(&doubt.path, version),
-            };
-            match self.multi(doubt.epoch, &[undo], None) {
-                Ok(_) => {}
-                // A newer coordinator owns the store: it reloads everything, nothing to undo for.
-                Err(WriteFail::Store(StoreError::Fenced { .. })) => {
-                    self.in_doubt = None;
-                    self.forget(doubt.target);
-                    return Ok(());
+        match decide(doubt.before.as_ref(), &doubt.wrote, read_back.as_ref()) {
+            Decision::NotLanded => {}
+            // Changed by someone else: reload it on next use.
+            Decision::Unknown => self.forget(doubt.target),
+            Decision::Landed { undo } => {
+                let op = match &undo {
+                    Undo::Restore { version, data } => Op::Set(&doubt.path, data, *version),
+                    Undo::Delete { version } => Op::Delete(&doubt.path, *version),
+                };
+                match self.multi(doubt.epoch, &[op], None) {
+                    Ok(_) => {}
+                    // A newer coordinator owns the store: it reloads everything, nothing to undo
+                    // for.
+                    Err(WriteFail::Store(StoreError::Fenced { .. })) => {
+                        self.in_doubt = None;
+                        self.forget(doubt.target);
+                        return Ok(());
+                    }
+                    Err(WriteFail::Store(e)) => return Err(e),
+                    Err(WriteFail::Op(e)) => {
+                        return Err(StoreError::Conflict(format!("{} ({e})", doubt.path)))
+                    }
                 }
-                Err(WriteFail::Store(e)) => return Err(e),
-                Err(WriteFail::Op(e)) => {
-                    return Err(StoreError::Conflict(format!("{} ({e})", doubt.path)))
-                }
-            }
-            match &doubt.before {
-                Some(before) => self.remember(
-                    doubt.target,
-                    Some(Known {
-                        version: version + 1,
-                        data: before.data.clone(),
-                    }),
-                ),
-                None => self.remember(doubt.target, None),
-            }
-        } else {
-            match (&doubt.before, &now) {
-                (Some(before), Some((_, v))) if *v == before.version => {}
-                (None, None) => {}
-                _ => {
-                    // Changed by someone else: reload it on next use.
-                    self.forget(doubt.target);
-                }
+                self.remember(doubt.target, undo.after());
             }
         }
         self.in_doubt = None;
