@@ -119,6 +119,19 @@ impl From<StoreError> for WriteFail {
     }
 }
 
+impl WriteFail {
+    /// The port's error for a failed fenced write of the node `path`: the request's own error
+    /// as it is, and an operation's failure after the epoch check passed (a version or
+    /// existence condition of `path` did not hold) as [`StoreError::Conflict`]. The one place
+    /// this mapping is made; callers that read an operation's failure otherwise match it first.
+    fn into_store_error(self, path: &str) -> StoreError {
+        match self {
+            WriteFail::Store(e) => e,
+            WriteFail::Op(e) => StoreError::Conflict(format!("{path} ({e})")),
+        }
+    }
+}
+
 /// The store over ZooKeeper. See the module documentation.
 pub struct ZkStore {
     rt: Runtime,
@@ -511,10 +524,7 @@ impl ZkStore {
                         self.forget(doubt.target);
                         return Ok(());
                     }
-                    Err(WriteFail::Store(e)) => return Err(e),
-                    Err(WriteFail::Op(e)) => {
-                        return Err(StoreError::Conflict(format!("{} ({e})", doubt.path)))
-                    }
+                    Err(f) => return Err(f.into_store_error(&doubt.path)),
                 }
                 self.remember(doubt.target, undo.after());
             }
@@ -705,20 +715,18 @@ impl ZkStore {
         let ops = [Op::Create(path, data, zk::CreateMode::Persistent)];
         match self.multi(writer_epoch, &ops, Some(doubt.clone())) {
             Ok(_) => return Ok(0),
-            Err(WriteFail::Store(e)) => return Err(e),
+            // No page node yet: create it with the node, below.
             Err(WriteFail::Op(zk::Error::NoNode)) => {}
-            Err(WriteFail::Op(e)) => return Err(StoreError::Conflict(format!("{path} ({e})"))),
+            Err(f) => return Err(f.into_store_error(path)),
         }
         let page = self.paths.page_of(b);
         let ops = [
             Op::Create(&page, &[], zk::CreateMode::Persistent),
             Op::Create(path, data, zk::CreateMode::Persistent),
         ];
-        match self.multi(writer_epoch, &ops, Some(doubt)) {
-            Ok(_) => Ok(0),
-            Err(WriteFail::Store(e)) => Err(e),
-            Err(WriteFail::Op(e)) => Err(StoreError::Conflict(format!("{path} ({e})"))),
-        }
+        self.multi(writer_epoch, &ops, Some(doubt))
+            .map(|_| 0)
+            .map_err(|f| f.into_store_error(path))
     }
 
     /// Environment setup of `create`: the initial buckets and deleted markers, in batches of
@@ -857,23 +865,21 @@ impl ZkStore {
                     )))
                 }
             },
-            Err(WriteFail::Store(e)) => return Err(e),
+            // The check passed but the sequential create failed: the plans node is missing.
             Err(WriteFail::Op(e)) => {
                 return Err(StoreError::Corrupt {
                     node: self.paths.plans(),
                     detail: e.to_string(),
                 })
             }
+            Err(f) => return Err(f.into_store_error(&prefix)),
         };
         let dir = dir.rsplit('/').next().unwrap_or_default().to_string();
         for (i, chunk) in chunks.iter().enumerate() {
             let path = self.paths.plan_chunk(&dir, i);
             let ops = [Op::Create(&path, chunk, zk::CreateMode::Persistent)];
-            match self.multi(writer_epoch, &ops, None) {
-                Ok(_) => {}
-                Err(WriteFail::Store(e)) => return Err(e),
-                Err(WriteFail::Op(e)) => return Err(StoreError::Conflict(format!("{path} ({e})"))),
-            }
+            self.multi(writer_epoch, &ops, None)
+                .map_err(|f| f.into_store_error(&path))?;
         }
         Ok(PlanRef {
             dir,
@@ -1132,13 +1138,12 @@ impl Store for ZkStore {
             Some(k) => Op::Set(&path, &data, k.version),
             None => Op::Create(&path, &data, zk::CreateMode::Persistent),
         };
-        match self.multi(writer_epoch, &[op], Some(doubt)) {
-            Ok(_) => {}
-            Err(WriteFail::Store(e)) => return Err(e),
-            Err(WriteFail::Op(e)) => {
+        if let Err(f) = self.multi(writer_epoch, &[op], Some(doubt)) {
+            if matches!(f, WriteFail::Op(_)) {
+                // The task node is not as cached: read it again on next use.
                 self.task = TaskCache::Unknown;
-                return Err(StoreError::Conflict(format!("{path} ({e})")));
             }
+            return Err(f.into_store_error(&path));
         }
         self.acknowledged_writes += 1;
         let keep = header.plan.dir.clone();
@@ -1178,10 +1183,12 @@ impl Store for ZkStore {
                 let ops = [Op::Set(&path, &data, before.version)];
                 match self.multi(writer_epoch, &ops, Some(doubt)) {
                     Ok(_) => before.version + 1,
-                    Err(WriteFail::Store(e)) => return Err(e),
-                    Err(WriteFail::Op(e)) => {
-                        self.buckets.remove(&bucket);
-                        return Err(StoreError::Conflict(format!("{path} ({e})")));
+                    Err(f) => {
+                        if matches!(f, WriteFail::Op(_)) {
+                            // The node is not as cached: read it again on next use.
+                            self.buckets.remove(&bucket);
+                        }
+                        return Err(f.into_store_error(&path));
                     }
                 }
             }
@@ -1200,14 +1207,10 @@ impl Store for ZkStore {
         let data = encode(&DeletedMarker {});
         if self.deleted.contains(&bucket) {
             // Already set: still a fenced operation, so a deposed coordinator learns it.
-            return match self.multi(writer_epoch, &[], None) {
-                Ok(_) => {
-                    self.acknowledged_writes += 1;
-                    Ok(())
-                }
-                Err(WriteFail::Store(e)) => Err(e),
-                Err(WriteFail::Op(e)) => Err(StoreError::Conflict(format!("{path} ({e})"))),
-            };
+            self.multi(writer_epoch, &[], None)
+                .map_err(|f| f.into_store_error(&path))?;
+            self.acknowledged_writes += 1;
+            return Ok(());
         }
         match self.create_in_page(writer_epoch, bucket, &path, &data, Target::Deleted(bucket)) {
             Ok(_) => {}
