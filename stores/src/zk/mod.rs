@@ -286,7 +286,9 @@ impl ZkStore {
         self.in_doubt.is_some()
     }
 
-    /// Environment access for tests: a node's raw data, `None` if absent.
+    /// Environment access for tests: a node's raw data, `None` if absent. Only with the
+    /// `testing` feature.
+    #[cfg(feature = "testing")]
     pub fn raw_get(&mut self, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
         self.session.ensure_connected()?;
         match self.session.call(|c| c.get_data(path)) {
@@ -296,7 +298,9 @@ impl ZkStore {
         }
     }
 
-    /// Environment access for tests that damage nodes: overwrite a node's data, unfenced.
+    /// Environment access for tests that damage nodes: overwrite a node's data, unfenced. Only
+    /// with the `testing` feature, as it bypasses the fencing.
+    #[cfg(feature = "testing")]
     pub fn raw_set(&mut self, path: &str, data: &[u8]) -> Result<(), StoreError> {
         self.session.ensure_connected()?;
         self.session
@@ -307,7 +311,9 @@ impl ZkStore {
 
     /// Waits up to `limit` for this store's session to end (the client declares it expired when
     /// it could not reach the server within the session's expiry time) and says whether it did.
-    /// For fault tests; the store's next call then reports [`StoreError::SessionExpired`].
+    /// For fault tests (only with the `testing` feature); the store's next call then reports
+    /// [`StoreError::SessionExpired`].
+    #[cfg(feature = "testing")]
     pub fn wait_for_session_end(&self, limit: Duration) -> bool {
         self.session.wait_for_end(limit)
     }

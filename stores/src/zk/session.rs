@@ -149,7 +149,9 @@ impl Session {
     }
 
     /// Waits up to `limit` for the session to end (the client declares it expired when it could
-    /// not reach the server within the session's expiry time) and says whether it did.
+    /// not reach the server within the session's expiry time) and says whether it did. Only
+    /// the `testing` feature's hook `ZkStore::wait_for_session_end` needs it.
+    #[cfg(feature = "testing")]
     pub(crate) fn wait_for_end(&self, limit: Duration) -> bool {
         let Some(client) = &self.client else {
             return true;
