@@ -26,37 +26,45 @@
 //! The client is async; the store owns a tokio runtime with one worker thread and blocks on each
 //! call, so the core's port stays synchronous. One worker, not a current-thread runtime, because
 //! the session must keep sending heartbeats between the manager's calls.
+//!
+//! # Where each part is
+//! One file per job, each depending only on the ones before it: `codec` (each node's data and
+//! path), `error` (the setup errors, and client errors as port errors), `doubt` (the pure
+//! decision whether an in-doubt write landed and what undoes it), `session` (connecting,
+//! session expiry, blocking on the async client), `layout` (the root header, the epoch node,
+//! paged reads, populating a new store), `fenced` (the fenced multi-op and the one mapping of its
+//! failure to a port error) and `plan` (the plan's chunk nodes). This file holds the store
+//! itself: its caches, the glue that records and resolves a write in doubt, and the [`Store`]
+//! implementation.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::runtime::Runtime;
 use zookeeper_client as zk;
 
 use rebalance_manager::store::{ClusterState, PersistedState, Store, StoreError};
 use rebalance_manager::{BucketId, BucketRecord, Epoch, Plan, TaskNode};
 
-use crate::crc32::crc32;
-use crate::header::{check_header, HeaderFault};
-
 pub mod codec;
+mod doubt;
 mod error;
+mod fenced;
+mod layout;
+mod plan;
+mod session;
 
-use codec::{
-    decode, encode, page_child, DeletedMarker, EpochNode, PageChild, Paths, PlanChunk, PlanRef,
-    RootHeader, TaskHeader, FORMAT, PLAN_CHUNK_BYTES, VERSION,
-};
+use codec::{decode, encode, page_child, DeletedMarker, EpochNode, PageChild, Paths, TaskHeader};
+use doubt::{decide, Decision, InDoubt, Known, Target, Undo};
 use error::Fail;
 pub use error::ZkStoreError;
+use fenced::{Op, WriteFail};
+use layout::{check_root, persistent, read_children, read_root_header, Layout};
+pub use session::parse_addr;
+use session::Session;
 
 /// The default root node.
 pub const DEFAULT_ROOT: &str = "/fluss-rebalance";
-
-/// Operations per multi request when pages are read or a store is populated (keeps every
-/// request and response far below ZooKeeper's 1 MiB `jute.maxbuffer`).
-const BATCH_OPS: usize = 500;
 
 /// Tuning of a [`ZkStore`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,13 +88,6 @@ impl Default for ZkStoreOptions {
     }
 }
 
-/// A node's data and data version as last read or written by this store.
-#[derive(Clone, Debug)]
-struct Known {
-    version: i32,
-    data: Vec<u8>,
-}
-
 /// What the store knows of the task node.
 #[derive(Clone, Debug)]
 enum TaskCache {
@@ -103,56 +104,10 @@ enum TaskCache {
     },
 }
 
-/// Which cached node a path is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Target {
-    Bucket(BucketId),
-    Deleted(BucketId),
-    Task,
-}
-
-/// A write whose answer was lost: it may have landed.
-#[derive(Clone, Debug)]
-struct InDoubt {
-    target: Target,
-    path: String,
-    /// The data the write tried to store.
-    wrote: Vec<u8>,
-    /// The node before the write (`None`: the write created it).
-    before: Option<Known>,
-    /// The writer's epoch (the undo is fenced by it too).
-    epoch: Epoch,
-}
-
-/// One operation of a multi-op, after the epoch check.
-enum Op<'a> {
-    Create(&'a str, &'a [u8], zk::CreateMode),
-    Set(&'a str, &'a [u8], i32),
-    Delete(&'a str, i32),
-}
-
-/// Why a fenced multi-op failed.
-enum WriteFail {
-    /// The whole request failed with this port error (fenced, unavailable, ...).
-    Store(StoreError),
-    /// An operation after the check failed with this client error (the check passed).
-    Op(zk::Error),
-}
-
-impl From<StoreError> for WriteFail {
-    fn from(e: StoreError) -> Self {
-        WriteFail::Store(e)
-    }
-}
-
 /// The store over ZooKeeper. See the module documentation.
 pub struct ZkStore {
-    rt: Runtime,
-    addr: String,
-    options: ZkStoreOptions,
-    paths: Paths,
-    epoch_base: u64,
-    client: Option<zk::Client>,
+    session: Session,
+    layout: Layout,
     buckets: BTreeMap<BucketId, Known>,
     deleted: BTreeSet<BucketId>,
     task: TaskCache,
@@ -163,80 +118,41 @@ pub struct ZkStore {
 impl std::fmt::Debug for ZkStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ZkStore")
-            .field("addr", &self.addr)
-            .field("root", &self.paths.root)
-            .field("connected", &self.client.is_some())
+            .field("addr", &self.session.addr())
+            .field("root", &self.layout.paths.root)
+            .field("connected", &self.session.is_connected())
             .field("in_doubt", &self.in_doubt.as_ref().map(|d| &d.path))
             .finish()
     }
-}
-
-/// Checks `HOST:PORT` (no chroot, no list: one server or one name for an ensemble).
-pub fn parse_addr(addr: &str) -> Result<String, ZkStoreError> {
-    let bad = || ZkStoreError::BadAddress(addr.to_string());
-    let (host, port) = addr.rsplit_once(':').ok_or_else(bad)?;
-    let host_ok = !host.is_empty()
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '[' | ']' | ':'));
-    match port.parse::<u16>() {
-        Ok(p) if p > 0 && host_ok => Ok(addr.to_string()),
-        _ => Err(bad()),
-    }
-}
-
-fn check_root(root: &str) -> Result<(), ZkStoreError> {
-    let ok = root.len() > 1
-        && root.starts_with('/')
-        && !root.ends_with('/')
-        && !root.contains("//")
-        && root
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '_' | '.'));
-    if ok {
-        Ok(())
-    } else {
-        Err(ZkStoreError::BadRoot(root.to_string()))
-    }
-}
-
-fn persistent() -> zk::CreateOptions<'static> {
-    zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())
 }
 
 impl ZkStore {
     fn new_unopened(addr: &str, root: &str, options: ZkStoreOptions) -> Result<Self, ZkStoreError> {
         let addr = parse_addr(addr)?;
         check_root(root)?;
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("zk-store")
-            .enable_all()
-            .build()
-            .map_err(|e| ZkStoreError::Zk {
-                op: "starting the client runtime".into(),
-                detail: e.to_string(),
-            })?;
+        let session = Session::new(addr, options.session_timeout, options.op_timeout)?;
         let mut store = ZkStore {
-            rt,
-            addr,
-            paths: Paths {
-                root: root.to_string(),
-                bucket_page: options.bucket_page.max(1),
+            session,
+            layout: Layout {
+                paths: Paths {
+                    root: root.to_string(),
+                    bucket_page: options.bucket_page.max(1),
+                },
+                epoch_base: 0,
             },
-            options,
-            epoch_base: 0,
-            client: None,
             buckets: BTreeMap::new(),
             deleted: BTreeSet::new(),
             task: TaskCache::Unknown,
             in_doubt: None,
             acknowledged_writes: 0,
         };
-        store.connect().map_err(|e| ZkStoreError::Unreachable {
-            addr: store.addr.clone(),
-            detail: e.to_string(),
-        })?;
+        store
+            .session
+            .connect()
+            .map_err(|e| ZkStoreError::Unreachable {
+                addr: store.session.addr().to_string(),
+                detail: e.to_string(),
+            })?;
         Ok(store)
     }
 
@@ -244,8 +160,8 @@ impl ZkStore {
     /// the root header and the epoch node; reads nothing else.
     pub fn open(addr: &str, root: &str, options: ZkStoreOptions) -> Result<Self, ZkStoreError> {
         let mut s = Self::new_unopened(addr, root, options)?;
-        let root = s.paths.root.clone();
-        let data = match s.call(|c| c.get_data(&root)) {
+        let root = s.layout.paths.root.clone();
+        let data = match s.session.call(|c| c.get_data(&root)) {
             Ok((data, _)) => data,
             Err(Fail::Zk(zk::Error::NoNode)) => return Err(ZkStoreError::NotFound(root)),
             Err(e) => {
@@ -256,10 +172,11 @@ impl ZkStore {
             }
         };
         let header = read_root_header(&root, &data)?;
-        s.paths.bucket_page = header.bucket_page;
-        s.options.bucket_page = header.bucket_page;
-        s.epoch_base = header.epoch_base;
-        s.read_epoch().map_err(ZkStoreError::from)?;
+        s.layout.paths.bucket_page = header.bucket_page;
+        s.layout.epoch_base = header.epoch_base;
+        s.layout
+            .read_epoch(&mut s.session)
+            .map_err(ZkStoreError::from)?;
         Ok(s)
     }
 
@@ -273,42 +190,38 @@ impl ZkStore {
         options: ZkStoreOptions,
     ) -> Result<Self, ZkStoreError> {
         let mut s = Self::new_unopened(addr, root, options)?;
-        let root = s.paths.root.clone();
+        let root = s.layout.paths.root.clone();
         let setup = |e: Fail, what: &str| ZkStoreError::Zk {
             op: format!("creating {what}"),
             detail: e.to_string(),
         };
-        match s.call(|c| c.create(&root, &[], &persistent())) {
+        match s.session.call(|c| c.create(&root, &[], &persistent())) {
             Ok(_) => {}
             Err(Fail::Zk(zk::Error::NodeExists)) => return Err(ZkStoreError::AlreadyExists(root)),
             Err(Fail::Zk(zk::Error::NoNode)) => return Err(ZkStoreError::BadRoot(root)),
             Err(e) => return Err(setup(e, &root)),
         }
-        s.epoch_base = initial.coordinator_epoch;
+        s.layout.epoch_base = initial.coordinator_epoch;
         let epoch = encode(&EpochNode {
             epoch: initial.coordinator_epoch,
         });
         for (path, data) in [
-            (s.paths.epoch(), epoch),
-            (s.paths.plans(), Vec::new()),
-            (s.paths.buckets(), Vec::new()),
+            (s.layout.paths.epoch(), epoch),
+            (s.layout.paths.plans(), Vec::new()),
+            (s.layout.paths.buckets(), Vec::new()),
         ] {
-            s.call(|c| c.create(&path, &data, &persistent()))
+            s.session
+                .call(|c| c.create(&path, &data, &persistent()))
                 .map_err(|e| setup(e, &path))?;
         }
-        s.populate(initial)?;
+        s.layout.populate(&s.session, initial)?;
         if let Some(task) = &initial.task {
             s.task = TaskCache::Absent;
             s.write_task(initial.coordinator_epoch, task)?;
         }
-        let header = RootHeader {
-            format: FORMAT.to_string(),
-            version: VERSION,
-            bucket_page: s.paths.bucket_page,
-            epoch_base: s.epoch_base,
-        };
-        let header = serde_json::to_vec(&header).expect("header serializes");
-        s.call(|c| c.set_data(&root, &header, Some(0)))
+        let header = s.layout.root_header();
+        s.session
+            .call(|c| c.set_data(&root, &header, Some(0)))
             .map_err(|e| setup(e, "the root header"))?;
         s.acknowledged_writes = 0;
         Ok(s)
@@ -332,50 +245,35 @@ impl ZkStore {
     /// not a coordinator operation and not fenced). Absent root: nothing to do.
     pub fn delete_tree(addr: &str, root: &str) -> Result<(), ZkStoreError> {
         let s = Self::new_unopened(addr, root, ZkStoreOptions::default())?;
-        s.delete_recursive(root).map_err(|e| ZkStoreError::Zk {
+        layout::delete_recursive(&s.session, root).map_err(|e| ZkStoreError::Zk {
             op: format!("deleting {root}"),
             detail: e.to_string(),
         })
     }
 
-    fn delete_recursive(&self, path: &str) -> Result<(), Fail> {
-        let children = match self.call(|c| c.list_children(path)) {
-            Ok(ch) => ch,
-            Err(Fail::Zk(zk::Error::NoNode)) => return Ok(()),
-            Err(e) => return Err(e),
-        };
-        for child in children {
-            self.delete_recursive(&format!("{path}/{child}"))?;
-        }
-        match self.call(|c| c.delete(path, None)) {
-            Ok(()) | Err(Fail::Zk(zk::Error::NoNode)) => Ok(()),
-            Err(e) => Err(e),
-        }
-    }
-
     /// The server address.
     pub fn addr(&self) -> &str {
-        &self.addr
+        self.session.addr()
     }
 
     /// The root node.
     pub fn root(&self) -> &str {
-        &self.paths.root
+        &self.layout.paths.root
     }
 
     /// The node of bucket `b` (for tests and tools that inspect the layout).
     pub fn bucket_path(&self, b: BucketId) -> String {
-        self.paths.bucket(b)
+        self.layout.paths.bucket(b)
     }
 
     /// The task node's path.
     pub fn task_path(&self) -> String {
-        self.paths.task()
+        self.layout.paths.task()
     }
 
     /// The coordinator-epoch node's path.
     pub fn epoch_path(&self) -> String {
-        self.paths.epoch()
+        self.layout.paths.epoch()
     }
 
     /// Writes that ZooKeeper acknowledged through this store (epoch, task, bucket, deleted).
@@ -388,83 +286,36 @@ impl ZkStore {
         self.in_doubt.is_some()
     }
 
-    /// Environment access for tests: a node's raw data, `None` if absent.
+    /// Environment access for tests: a node's raw data, `None` if absent. Only with the
+    /// `testing` feature.
+    #[cfg(feature = "testing")]
     pub fn raw_get(&mut self, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.ensure_connected()?;
-        match self.call(|c| c.get_data(path)) {
+        self.session.ensure_connected()?;
+        match self.session.call(|c| c.get_data(path)) {
             Ok((data, _)) => Ok(Some(data)),
             Err(Fail::Zk(zk::Error::NoNode)) => Ok(None),
-            Err(e) => Err(self.fail(e, "raw read")),
+            Err(e) => Err(self.session.fail(e, "raw read")),
         }
     }
 
-    /// Environment access for tests that damage nodes: overwrite a node's data, unfenced.
+    /// Environment access for tests that damage nodes: overwrite a node's data, unfenced. Only
+    /// with the `testing` feature, as it bypasses the fencing.
+    #[cfg(feature = "testing")]
     pub fn raw_set(&mut self, path: &str, data: &[u8]) -> Result<(), StoreError> {
-        self.ensure_connected()?;
-        self.call(|c| c.set_data(path, data, None))
+        self.session.ensure_connected()?;
+        self.session
+            .call(|c| c.set_data(path, data, None))
             .map(|_| ())
-            .map_err(|e| self.fail(e, "raw write"))
+            .map_err(|e| self.session.fail(e, "raw write"))
     }
 
     /// Waits up to `limit` for this store's session to end (the client declares it expired when
     /// it could not reach the server within the session's expiry time) and says whether it did.
-    /// For fault tests; the store's next call then reports [`StoreError::SessionExpired`].
+    /// For fault tests (only with the `testing` feature); the store's next call then reports
+    /// [`StoreError::SessionExpired`].
+    #[cfg(feature = "testing")]
     pub fn wait_for_session_end(&self, limit: Duration) -> bool {
-        let Some(client) = &self.client else {
-            return true;
-        };
-        let mut watcher = client.state_watcher();
-        let ended = self.rt.block_on(async {
-            tokio::time::timeout(limit, async {
-                while !watcher.state().is_terminated() {
-                    watcher.changed().await;
-                }
-            })
-            .await
-        });
-        ended.is_ok()
-    }
-
-    // ---- connection and calls ----
-
-    fn connect(&mut self) -> Result<(), StoreError> {
-        let addr = self.addr.clone();
-        let session_timeout = self.options.session_timeout;
-        let connect = zk::Client::connector()
-            .with_session_timeout(session_timeout)
-            .with_fail_eagerly()
-            .connect(&addr);
-        match self
-            .rt
-            .block_on(async { tokio::time::timeout(self.options.op_timeout, connect).await })
-        {
-            Ok(Ok(client)) => {
-                self.client = Some(client);
-                Ok(())
-            }
-            Ok(Err(e)) => Err(StoreError::Unavailable(format!(
-                "connecting to {addr}: {e}"
-            ))),
-            Err(_) => Err(StoreError::Unavailable(format!(
-                "connecting to {addr}: no session within {:?}",
-                self.options.op_timeout
-            ))),
-        }
-    }
-
-    /// A session for the next call. A session that ended since the last call is reported once
-    /// as [`StoreError::SessionExpired`] (the manager counts it as a store failure, R8); the
-    /// call after that opens a new session.
-    fn ensure_connected(&mut self) -> Result<(), StoreError> {
-        match &self.client {
-            Some(c) if c.state().is_terminated() => {
-                let ended = format!("session {} ended ({})", c.session_id(), c.state());
-                self.client = None;
-                Err(StoreError::SessionExpired(ended))
-            }
-            Some(_) => Ok(()),
-            None => self.connect(),
-        }
+        self.session.wait_for_end(limit)
     }
 
     /// Resolves a write in doubt now, if there is one (what every operation does first).
@@ -472,91 +323,47 @@ impl ZkStore {
         self.prepare()
     }
 
-    /// Runs one client call to completion or the operation timeout.
-    fn call<'a, T, F, Fut>(&'a self, f: F) -> Result<T, Fail>
-    where
-        F: FnOnce(&'a zk::Client) -> Fut,
-        Fut: Future<Output = Result<T, zk::Error>> + 'a,
-    {
-        let Some(client) = self.client.as_ref() else {
-            return Err(Fail::Zk(zk::Error::ClientClosed));
-        };
-        let fut = f(client);
-        match self
-            .rt
-            .block_on(async { tokio::time::timeout(self.options.op_timeout, fut).await })
-        {
-            Ok(r) => r.map_err(Fail::Zk),
-            Err(_) => Err(Fail::TimedOut),
-        }
-    }
-
-    /// Maps a failure to the port's error, dropping a client whose session is gone.
-    fn fail(&mut self, e: Fail, what: &str) -> StoreError {
-        if e.session_lost() {
-            self.client = None;
-        }
-        e.to_store(what)
-    }
-
     /// Before every store operation: a session, and no write in doubt.
     fn prepare(&mut self) -> Result<(), StoreError> {
-        self.ensure_connected()?;
+        self.session.ensure_connected()?;
         if let Some(doubt) = self.in_doubt.clone() {
             self.resolve(doubt)?;
         }
         Ok(())
     }
 
-    /// Settles a write whose answer was lost: if it landed, undo it (fenced by its epoch).
+    /// Settles a write whose answer was lost: reads its node back and, if the write landed,
+    /// undoes it (fenced by its epoch). What the node says is decided by [`doubt::decide`].
     fn resolve(&mut self, doubt: InDoubt) -> Result<(), StoreError> {
-        let now = match self.call(|c| c.get_data(&doubt.path)) {
-            Ok((data, stat)) => Some((data, stat.version)),
+        let read_back = match self.session.call(|c| c.get_data(&doubt.path)) {
+            Ok((data, stat)) => Some(Known {
+                version: stat.version,
+                data,
+            }),
             Err(Fail::Zk(zk::Error::NoNode)) => None,
-            Err(e) => return Err(self.fail(e, "resolving an earlier write")),
+            Err(e) => return Err(self.session.fail(e, "resolving an earlier write")),
         };
-        let landed = match (&doubt.before, &now) {
-            (None, Some((data, _))) => *data == doubt.wrote,
-            (Some(before), Some((data, v))) => *v == before.version + 1 && *data == doubt.wrote,
-            (_, None) => false,
-        };
-        if landed {
-            let (_, version) = now.expect("a landed write left a node");
-            let undo = match &doubt.before {
-                Some(before) => Op::Set(&doubt.path, &before.data, version),
-                None => Op::Delete(&doubt.path, version),
-            };
-            match self.multi(doubt.epoch, &[undo], None) {
-                Ok(_) => {}
-                // A newer coordinator owns the store: it reloads everything, nothing to undo for.
-                Err(WriteFail::Store(StoreError::Fenced { .. })) => {
-                    self.in_doubt = None;
-                    self.forget(doubt.target);
-                    return Ok(());
+        match decide(doubt.before.as_ref(), &doubt.wrote, read_back.as_ref()) {
+            Decision::NotLanded => {}
+            // Changed by someone else: reload it on next use.
+            Decision::Unknown => self.forget(doubt.target),
+            Decision::Landed { undo } => {
+                let op = match &undo {
+                    Undo::Restore { version, data } => Op::Set(&doubt.path, data, *version),
+                    Undo::Delete { version } => Op::Delete(&doubt.path, *version),
+                };
+                match self.multi(doubt.epoch, &[op], None) {
+                    Ok(_) => {}
+                    // A newer coordinator owns the store: it reloads everything, nothing to undo
+                    // for.
+                    Err(WriteFail::Store(StoreError::Fenced { .. })) => {
+                        self.in_doubt = None;
+                        self.forget(doubt.target);
+                        return Ok(());
+                    }
+                    Err(f) => return Err(f.into_store_error(&doubt.path)),
                 }
-                Err(WriteFail::Store(e)) => return Err(e),
-                Err(WriteFail::Op(e)) => {
-                    return Err(StoreError::Conflict(format!("{} ({e})", doubt.path)))
-                }
-            }
-            match &doubt.before {
-                Some(before) => self.remember(
-                    doubt.target,
-                    Some(Known {
-                        version: version + 1,
-                        data: before.data.clone(),
-                    }),
-                ),
-                None => self.remember(doubt.target, None),
-            }
-        } else {
-            match (&doubt.before, &now) {
-                (Some(before), Some((_, v))) if *v == before.version => {}
-                (None, None) => {}
-                _ => {
-                    // Changed by someone else: reload it on next use.
-                    self.forget(doubt.target);
-                }
+                self.remember(doubt.target, undo.after());
             }
         }
         self.in_doubt = None;
@@ -594,112 +401,19 @@ impl ZkStore {
         }
     }
 
-    /// The store's coordinator epoch and the epoch node's data version.
-    fn read_epoch(&mut self) -> Result<(Epoch, i32), StoreError> {
-        let path = self.paths.epoch();
-        let (data, stat) = match self.call(|c| c.get_data(&path)) {
-            Ok(r) => r,
-            Err(Fail::Zk(zk::Error::NoNode)) => {
-                return Err(StoreError::Corrupt {
-                    node: path,
-                    detail: "missing".into(),
-                })
-            }
-            Err(e) => return Err(self.fail(e, "reading the coordinator epoch")),
-        };
-        let node: EpochNode = decode(&path, &data)?;
-        if node.epoch != self.epoch_base + stat.version as u64 {
-            return Err(StoreError::Corrupt {
-                node: path,
-                detail: format!(
-                    "epoch {} but data version {} (base {})",
-                    node.epoch, stat.version, self.epoch_base
-                ),
-            });
-        }
-        Ok((node.epoch, stat.version))
-    }
-
-    /// One multi-op: check that the epoch node is at `writer_epoch`, then `ops`. On an unknown
-    /// outcome, `doubt` is remembered and resolved before the next operation.
+    /// One fenced multi-op ([`fenced::write`]). If its outcome is unknown, `doubt` is
+    /// remembered and resolved before the next operation.
     fn multi(
         &mut self,
         writer_epoch: Epoch,
         ops: &[Op<'_>],
         doubt: Option<InDoubt>,
     ) -> Result<Vec<zk::MultiWriteResult>, WriteFail> {
-        let epoch_path = self.paths.epoch();
-        let version = writer_epoch
-            .checked_sub(self.epoch_base)
-            .and_then(|v| i32::try_from(v).ok());
-        let Some(version) = version else {
-            let (store_epoch, _) = self.read_epoch()?;
-            return Err(WriteFail::Store(StoreError::Fenced {
-                writer_epoch,
-                store_epoch,
-            }));
-        };
-        let Some(client) = self.client.as_ref() else {
-            return Err(WriteFail::Store(StoreError::Unavailable(
-                "no session".into(),
-            )));
-        };
-        let mut w = client.new_multi_writer();
-        let build = (|| {
-            w.add_check_version(&epoch_path, version)?;
-            for op in ops {
-                match op {
-                    Op::Create(p, d, mode) => {
-                        w.add_create(p, d, &mode.with_acls(zk::Acls::anyone_all()))?
-                    }
-                    Op::Set(p, d, v) => w.add_set_data(p, d, Some(*v))?,
-                    Op::Delete(p, v) => w.add_delete(p, Some(*v))?,
-                }
-            }
-            Ok::<(), zk::Error>(())
-        })();
-        if let Err(e) = build {
-            return Err(WriteFail::Store(StoreError::Io(format!(
-                "building a ZooKeeper request: {e}"
-            ))));
+        let r = fenced::write(&mut self.session, &self.layout, writer_epoch, ops);
+        if let (Err(WriteFail::InDoubt(_)), Some(doubt)) = (&r, doubt) {
+            self.in_doubt = Some(doubt);
         }
-        let commit = w.commit();
-        let answer = self
-            .rt
-            .block_on(async { tokio::time::timeout(self.options.op_timeout, commit).await });
-        match answer {
-            Ok(Ok(results)) => Ok(results.into_iter().skip(1).collect()),
-            Ok(Err(zk::MultiWriteError::OperationFailed { index: 0, source })) => match source {
-                zk::Error::BadVersion => {
-                    let (store_epoch, _) = self.read_epoch()?;
-                    Err(WriteFail::Store(StoreError::Fenced {
-                        writer_epoch,
-                        store_epoch,
-                    }))
-                }
-                zk::Error::NoNode => Err(WriteFail::Store(StoreError::Corrupt {
-                    node: epoch_path,
-                    detail: "missing".into(),
-                })),
-                e => Err(WriteFail::Store(self.fail(Fail::Zk(e), "a fenced write"))),
-            },
-            Ok(Err(zk::MultiWriteError::OperationFailed { source, .. })) => {
-                Err(WriteFail::Op(source))
-            }
-            Ok(Err(zk::MultiWriteError::RequestFailed { source })) => {
-                let f = Fail::Zk(source);
-                if f.outcome_unknown() && doubt.is_some() {
-                    self.in_doubt = doubt;
-                }
-                Err(WriteFail::Store(self.fail(f, "a fenced write")))
-            }
-            Err(_) => {
-                if doubt.is_some() {
-                    self.in_doubt = doubt;
-                }
-                Err(WriteFail::Store(Fail::TimedOut.to_store("a fenced write")))
-            }
-        }
+        r
     }
 
     /// Makes sure the cache knows whether bucket `b`'s node exists and at which version.
@@ -707,8 +421,8 @@ impl ZkStore {
         if self.buckets.contains_key(&b) {
             return Ok(());
         }
-        let path = self.paths.bucket(b);
-        match self.call(|c| c.get_data(&path)) {
+        let path = self.layout.paths.bucket(b);
+        match self.session.call(|c| c.get_data(&path)) {
             Ok((data, stat)) => {
                 // Never overwrite a record this build cannot read.
                 let _: BucketRecord = decode(&path, &data)?;
@@ -722,7 +436,7 @@ impl ZkStore {
                 Ok(())
             }
             Err(Fail::Zk(zk::Error::NoNode)) => Ok(()),
-            Err(e) => Err(self.fail(e, "reading a bucket")),
+            Err(e) => Err(self.session.fail(e, "reading a bucket")),
         }
     }
 
@@ -745,232 +459,37 @@ impl ZkStore {
         let ops = [Op::Create(path, data, zk::CreateMode::Persistent)];
         match self.multi(writer_epoch, &ops, Some(doubt.clone())) {
             Ok(_) => return Ok(0),
-            Err(WriteFail::Store(e)) => return Err(e),
+            // No page node yet: create it with the node, below.
             Err(WriteFail::Op(zk::Error::NoNode)) => {}
-            Err(WriteFail::Op(e)) => return Err(StoreError::Conflict(format!("{path} ({e})"))),
+            Err(f) => return Err(f.into_store_error(path)),
         }
-        let page = self.paths.page_of(b);
+        let page = self.layout.paths.page_of(b);
         let ops = [
             Op::Create(&page, &[], zk::CreateMode::Persistent),
             Op::Create(path, data, zk::CreateMode::Persistent),
         ];
-        match self.multi(writer_epoch, &ops, Some(doubt)) {
-            Ok(_) => Ok(0),
-            Err(WriteFail::Store(e)) => Err(e),
-            Err(WriteFail::Op(e)) => Err(StoreError::Conflict(format!("{path} ({e})"))),
-        }
-    }
-
-    /// Environment setup of `create`: the initial buckets and deleted markers, in batches of
-    /// creates (not fenced: nobody else knows the root yet).
-    fn populate(&mut self, initial: &PersistedState) -> Result<(), ZkStoreError> {
-        let mut nodes: Vec<(String, Vec<u8>)> = Vec::new();
-        let mut pages = BTreeSet::new();
-        for (b, rec) in &initial.cluster.buckets {
-            pages.insert(b / self.paths.bucket_page);
-            nodes.push((self.paths.bucket(*b), encode(rec)));
-        }
-        for b in &initial.cluster.deleted {
-            pages.insert(b / self.paths.bucket_page);
-            nodes.push((self.paths.deleted(*b), encode(&DeletedMarker {})));
-        }
-        let page_nodes: Vec<(String, Vec<u8>)> = pages
-            .into_iter()
-            .map(|p| (format!("{}/p{p}", self.paths.buckets()), Vec::new()))
-            .collect();
-        for batch in page_nodes.chunks(BATCH_OPS).chain(nodes.chunks(BATCH_OPS)) {
-            let client = self.client.as_ref().expect("connected by new_unopened");
-            let mut w = client.new_multi_writer();
-            for (path, data) in batch {
-                w.add_create(path, data, &persistent())
-                    .map_err(|e| ZkStoreError::Zk {
-                        op: format!("creating {path}"),
-                        detail: e.to_string(),
-                    })?;
-            }
-            let commit = w.commit();
-            let r = self
-                .rt
-                .block_on(async { tokio::time::timeout(self.options.op_timeout, commit).await });
-            match r {
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => {
-                    return Err(ZkStoreError::Zk {
-                        op: "creating the initial buckets".into(),
-                        detail: e.to_string(),
-                    })
-                }
-                Err(_) => {
-                    return Err(ZkStoreError::Zk {
-                        op: "creating the initial buckets".into(),
-                        detail: "no answer in time".into(),
-                    })
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Reads every child of `dir` with multi-reads of at most [`BATCH_OPS`] nodes.
-    fn read_children(&mut self, dir: &str) -> Result<Vec<(String, Vec<u8>, i32)>, StoreError> {
-        let names = match self.call(|c| c.list_children(dir)) {
-            Ok(n) => n,
-            Err(e) => return Err(self.fail(e, "listing a page")),
-        };
-        let mut out = Vec::with_capacity(names.len());
-        for batch in names.chunks(BATCH_OPS) {
-            let r = self.call(|c| {
-                let mut reader = c.new_multi_reader();
-                let mut added = Ok(());
-                for name in batch {
-                    if added.is_ok() {
-                        added = reader.add_get_data(&format!("{dir}/{name}"));
-                    }
-                }
-                let commit = reader.commit();
-                async move {
-                    added?;
-                    commit.await
-                }
-            });
-            let results = match r {
-                Ok(r) => r,
-                Err(e) => return Err(self.fail(e, "reading a page")),
-            };
-            if results.len() != batch.len() {
-                return Err(StoreError::Io(format!(
-                    "ZooKeeper answered {} reads for {} in {dir}",
-                    results.len(),
-                    batch.len()
-                )));
-            }
-            for (name, result) in batch.iter().zip(results) {
-                match result {
-                    zk::MultiReadResult::Data { data, stat } => {
-                        out.push((name.clone(), data, stat.version))
-                    }
-                    zk::MultiReadResult::Error { err } => {
-                        return Err(StoreError::Io(format!("reading {dir}/{name}: {err}")))
-                    }
-                    other => {
-                        return Err(StoreError::Io(format!(
-                            "reading {dir}/{name}: unexpected answer {other:?}"
-                        )))
-                    }
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    /// Writes `plan` as chunk nodes under a new sequential directory; returns a `PlanRef` to them.
-    fn write_plan(&mut self, writer_epoch: Epoch, plan: &Plan) -> Result<PlanRef, StoreError> {
-        let mut chunks: Vec<Vec<u8>> = Vec::new();
-        let mut current: PlanChunk = Vec::new();
-        let mut current_bytes = 0usize;
-        for entry in &plan.buckets {
-            let size = serde_json::to_vec(entry).map(|v| v.len()).unwrap_or(0) + 1;
-            if !current.is_empty() && current_bytes + size > PLAN_CHUNK_BYTES {
-                chunks.push(encode(&current));
-                current.clear();
-                current_bytes = 0;
-            }
-            current.push(entry.clone());
-            current_bytes += size;
-        }
-        if !current.is_empty() || chunks.is_empty() {
-            chunks.push(encode(&current));
-        }
-        let all: Vec<u8> = chunks.concat();
-        let prefix = format!("{}/plan-", self.paths.plans());
-        let ops = [Op::Create(
-            &prefix,
-            &[],
-            zk::CreateMode::PersistentSequential,
-        )];
-        let dir = match self.multi(writer_epoch, &ops, None) {
-            Ok(r) => match r.into_iter().next() {
-                Some(zk::MultiWriteResult::Create { path, .. }) => path,
-                other => {
-                    return Err(StoreError::Io(format!(
-                        "unexpected answer to a create: {other:?}"
-                    )))
-                }
-            },
-            Err(WriteFail::Store(e)) => return Err(e),
-            Err(WriteFail::Op(e)) => {
-                return Err(StoreError::Corrupt {
-                    node: self.paths.plans(),
-                    detail: e.to_string(),
-                })
-            }
-        };
-        let dir = dir.rsplit('/').next().unwrap_or_default().to_string();
-        for (i, chunk) in chunks.iter().enumerate() {
-            let path = self.paths.plan_chunk(&dir, i);
-            let ops = [Op::Create(&path, chunk, zk::CreateMode::Persistent)];
-            match self.multi(writer_epoch, &ops, None) {
-                Ok(_) => {}
-                Err(WriteFail::Store(e)) => return Err(e),
-                Err(WriteFail::Op(e)) => return Err(StoreError::Conflict(format!("{path} ({e})"))),
-            }
-        }
-        Ok(PlanRef {
-            dir,
-            entries: plan.len(),
-            chunks: chunks.len(),
-            crc32: crc32(&all),
-        })
-    }
-
-    /// Reads the plan `r` refers to and verifies its size and checksum.
-    fn read_plan(&mut self, r: &PlanRef) -> Result<Plan, StoreError> {
-        let mut all = Vec::new();
-        let mut entries: Vec<_> = Vec::with_capacity(r.entries);
-        for i in 0..r.chunks {
-            let path = self.paths.plan_chunk(&r.dir, i);
-            let data = match self.call(|c| c.get_data(&path)) {
-                Ok((data, _)) => data,
-                Err(Fail::Zk(zk::Error::NoNode)) => {
-                    return Err(StoreError::Corrupt {
-                        node: path,
-                        detail: "plan chunk missing".into(),
-                    })
-                }
-                Err(e) => return Err(self.fail(e, "reading the plan")),
-            };
-            let chunk: PlanChunk = decode(&path, &data)?;
-            entries.extend(chunk);
-            all.extend_from_slice(&data);
-        }
-        let task = self.paths.task();
-        if crc32(&all) != r.crc32 || entries.len() != r.entries {
-            return Err(StoreError::Corrupt {
-                node: task,
-                detail: format!(
-                    "plan {} does not verify ({} entries, {} expected, or checksum)",
-                    r.dir,
-                    entries.len(),
-                    r.entries
-                ),
-            });
-        }
-        Ok(Plan::new(entries))
+        self.multi(writer_epoch, &ops, Some(doubt))
+            .map(|_| 0)
+            .map_err(|f| f.into_store_error(path))
     }
 
     /// Reads the task node (and its plan) into the cache.
     fn load_task(&mut self) -> Result<(), StoreError> {
-        let path = self.paths.task();
-        let (data, stat) = match self.call(|c| c.get_data(&path)) {
+        let path = self.layout.paths.task();
+        let (data, stat) = match self.session.call(|c| c.get_data(&path)) {
             Ok(r) => r,
             Err(Fail::Zk(zk::Error::NoNode)) => {
                 self.task = TaskCache::Absent;
                 return Ok(());
             }
-            Err(e) => return Err(self.fail(e, "reading the task")),
+            Err(e) => return Err(self.session.fail(e, "reading the task")),
         };
         let header: TaskHeader = decode(&path, &data)?;
-        let plan = Arc::new(self.read_plan(&header.plan)?);
+        let plan = Arc::new(plan::read_plan(
+            &mut self.session,
+            &self.layout.paths,
+            &header.plan,
+        )?);
         self.task = TaskCache::Present {
             known: Known {
                 version: stat.version,
@@ -981,83 +500,34 @@ impl ZkStore {
         };
         Ok(())
     }
-
-    /// Removes plan directories other than `keep` (best effort: orphans of failed or replaced
-    /// writes; fenced like every write).
-    fn collect_plans(&mut self, writer_epoch: Epoch, keep: &str) {
-        let plans = self.paths.plans();
-        let Ok(dirs) = self.call(|c| c.list_children(&plans)) else {
-            return;
-        };
-        for dir in dirs.into_iter().filter(|d| d != keep) {
-            let dir_path = format!("{plans}/{dir}");
-            let Ok(chunks) = self.call(|c| c.list_children(&dir_path)) else {
-                continue;
-            };
-            let paths: Vec<String> = chunks.iter().map(|c| format!("{dir_path}/{c}")).collect();
-            let mut ops: Vec<Op<'_>> = paths.iter().map(|p| Op::Delete(p, -1)).collect();
-            ops.push(Op::Delete(&dir_path, -1));
-            let _ = self.multi(writer_epoch, &ops, None);
-        }
-    }
-}
-
-fn read_root_header(root: &str, data: &[u8]) -> Result<RootHeader, ZkStoreError> {
-    let corrupt = |detail: String| ZkStoreError::Corrupt {
-        node: root.to_string(),
-        detail,
-    };
-    if data.is_empty() {
-        return Err(corrupt(
-            "no layout header (an interrupted create, or not a rebalance store)".into(),
-        ));
-    }
-    let value: serde_json::Value =
-        serde_json::from_slice(data).map_err(|e| corrupt(format!("header is not JSON: {e}")))?;
-    match check_header(&value, FORMAT, VERSION) {
-        Ok(()) => {}
-        Err(HeaderFault::NotOurs) => {
-            return Err(corrupt("not a rebalance store (format field)".into()))
-        }
-        Err(HeaderFault::NoVersion) => return Err(corrupt("header has no version".into())),
-        Err(HeaderFault::Unsupported(version)) => {
-            return Err(ZkStoreError::UnsupportedVersion {
-                node: root.to_string(),
-                version,
-            })
-        }
-    }
-    let h: RootHeader =
-        serde_json::from_value(value).map_err(|e| corrupt(format!("header: {e}")))?;
-    if h.bucket_page == 0 {
-        return Err(corrupt("bucket_page is 0".into()));
-    }
-    Ok(h)
 }
 
 impl Store for ZkStore {
     fn elect_coordinator(&mut self) -> Result<Epoch, StoreError> {
         self.prepare()?;
-        let path = self.paths.epoch();
+        let path = self.layout.paths.epoch();
         // A conditional increment: set at the version just read; a concurrent election makes
         // it fail with BadVersion, and the next try reads the new epoch.
         for _ in 0..3 {
-            let (epoch, version) = self.read_epoch()?;
+            let (epoch, version) = self.layout.read_epoch(&mut self.session)?;
             let next = epoch + 1;
-            if i32::try_from(next - self.epoch_base).is_err() {
+            if i32::try_from(next - self.layout.epoch_base).is_err() {
                 return Err(StoreError::Corrupt {
                     node: path,
                     detail: "epoch overflows the node's data version".into(),
                 });
             }
             let data = encode(&EpochNode { epoch: next });
-            match self.call(|c| c.set_data(&path, &data, Some(version))) {
+            match self
+                .session
+                .call(|c| c.set_data(&path, &data, Some(version)))
+            {
                 Ok(_) => {
                     self.acknowledged_writes += 1;
                     return Ok(next);
                 }
                 Err(Fail::Zk(zk::Error::BadVersion)) => continue,
-                Err(e) => return Err(self.fail(e, "electing a coordinator")),
+                Err(e) => return Err(self.session.fail(e, "electing a coordinator")),
             }
         }
         Err(StoreError::Unavailable(
@@ -1067,11 +537,11 @@ impl Store for ZkStore {
 
     fn load_cluster(&mut self) -> Result<ClusterState, StoreError> {
         self.prepare()?;
-        let buckets_dir = self.paths.buckets();
+        let buckets_dir = self.layout.paths.buckets();
         let mut pages: Vec<(u32, String)> = Vec::new();
-        let names = match self.call(|c| c.list_children(&buckets_dir)) {
+        let names = match self.session.call(|c| c.list_children(&buckets_dir)) {
             Ok(n) => n,
-            Err(e) => return Err(self.fail(e, "listing bucket pages")),
+            Err(e) => return Err(self.session.fail(e, "listing bucket pages")),
         };
         for name in names {
             match name.strip_prefix('p').and_then(|n| n.parse().ok()) {
@@ -1090,7 +560,7 @@ impl Store for ZkStore {
         let mut deleted = BTreeSet::new();
         for (_, page) in pages {
             let dir = format!("{buckets_dir}/{page}");
-            for (name, data, version) in self.read_children(&dir)? {
+            for (name, data, version) in read_children(&mut self.session, &dir)? {
                 let node = format!("{dir}/{name}");
                 match page_child(&name) {
                     Some(PageChild::Bucket(b)) => {
@@ -1151,7 +621,7 @@ impl Store for ZkStore {
         let new_plan = same_plan.is_none();
         let plan_ref = match same_plan {
             Some(r) => r,
-            None => self.write_plan(writer_epoch, &task.plan)?,
+            None => plan::write_plan(&mut self.session, &self.layout, writer_epoch, &task.plan)?,
         };
         let header = TaskHeader {
             id: task.id,
@@ -1160,7 +630,7 @@ impl Store for ZkStore {
             plan: plan_ref,
         };
         let data = encode(&header);
-        let path = self.paths.task();
+        let path = self.layout.paths.task();
         let doubt = InDoubt {
             target: Target::Task,
             path: path.clone(),
@@ -1172,13 +642,12 @@ impl Store for ZkStore {
             Some(k) => Op::Set(&path, &data, k.version),
             None => Op::Create(&path, &data, zk::CreateMode::Persistent),
         };
-        match self.multi(writer_epoch, &[op], Some(doubt)) {
-            Ok(_) => {}
-            Err(WriteFail::Store(e)) => return Err(e),
-            Err(WriteFail::Op(e)) => {
+        if let Err(f) = self.multi(writer_epoch, &[op], Some(doubt)) {
+            if matches!(f, WriteFail::Op(_)) {
+                // The task node is not as cached: read it again on next use.
                 self.task = TaskCache::Unknown;
-                return Err(StoreError::Conflict(format!("{path} ({e})")));
             }
+            return Err(f.into_store_error(&path));
         }
         self.acknowledged_writes += 1;
         let keep = header.plan.dir.clone();
@@ -1191,7 +660,7 @@ impl Store for ZkStore {
             plan: Arc::clone(&task.plan),
         };
         if new_plan {
-            self.collect_plans(writer_epoch, &keep);
+            plan::collect_plans(&mut self.session, &self.layout, writer_epoch, &keep);
         }
         Ok(())
     }
@@ -1204,7 +673,7 @@ impl Store for ZkStore {
     ) -> Result<(), StoreError> {
         self.prepare()?;
         self.ensure_bucket_known(bucket)?;
-        let path = self.paths.bucket(bucket);
+        let path = self.layout.paths.bucket(bucket);
         let data = encode(record);
         let version = match self.buckets.get(&bucket).cloned() {
             Some(before) => {
@@ -1218,10 +687,12 @@ impl Store for ZkStore {
                 let ops = [Op::Set(&path, &data, before.version)];
                 match self.multi(writer_epoch, &ops, Some(doubt)) {
                     Ok(_) => before.version + 1,
-                    Err(WriteFail::Store(e)) => return Err(e),
-                    Err(WriteFail::Op(e)) => {
-                        self.buckets.remove(&bucket);
-                        return Err(StoreError::Conflict(format!("{path} ({e})")));
+                    Err(f) => {
+                        if matches!(f, WriteFail::Op(_)) {
+                            // The node is not as cached: read it again on next use.
+                            self.buckets.remove(&bucket);
+                        }
+                        return Err(f.into_store_error(&path));
                     }
                 }
             }
@@ -1236,18 +707,14 @@ impl Store for ZkStore {
 
     fn mark_deleted(&mut self, writer_epoch: Epoch, bucket: BucketId) -> Result<(), StoreError> {
         self.prepare()?;
-        let path = self.paths.deleted(bucket);
+        let path = self.layout.paths.deleted(bucket);
         let data = encode(&DeletedMarker {});
         if self.deleted.contains(&bucket) {
             // Already set: still a fenced operation, so a deposed coordinator learns it.
-            return match self.multi(writer_epoch, &[], None) {
-                Ok(_) => {
-                    self.acknowledged_writes += 1;
-                    Ok(())
-                }
-                Err(WriteFail::Store(e)) => Err(e),
-                Err(WriteFail::Op(e)) => Err(StoreError::Conflict(format!("{path} ({e})"))),
-            };
+            self.multi(writer_epoch, &[], None)
+                .map_err(|f| f.into_store_error(&path))?;
+            self.acknowledged_writes += 1;
+            return Ok(());
         }
         match self.create_in_page(writer_epoch, bucket, &path, &data, Target::Deleted(bucket)) {
             Ok(_) => {}
