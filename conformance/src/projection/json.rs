@@ -57,11 +57,11 @@ pub fn attempt(a: &Attempt) -> Value {
     }
 }
 
-pub fn key(k: &Option<Key>) -> Value {
+fn key(k: &Option<Key>) -> Value {
     k.map_or(Value::Null, |k| json!({ "rid": k.rid, "bucket": k.bucket }))
 }
 
-pub fn lai(l: &Lai) -> Value {
+fn lai(l: &Lai) -> Value {
     json!({
         "leader": l.leader,
         "leader_epoch": l.leader_epoch,

@@ -1,7 +1,29 @@
 //! Helpers shared by the conformance test files (each file uses some of them).
 #![allow(dead_code)]
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The workspace root: the repository the hygiene tests (document paths, import cycles, rule
+/// labels) read.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// Every file under `dir` (recursively) whose name ends in `.ext`, appended to `out`.
+pub fn files_with_ext(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files_with_ext(&p, ext, out);
+        } else if p.extension().is_some_and(|x| x == ext) {
+            out.push(p);
+        }
+    }
+}
 
 /// Runs `cmd` to its end: its exit code, stdout and stderr.
 pub fn run(cmd: &mut Command) -> (Option<i32>, String, String) {

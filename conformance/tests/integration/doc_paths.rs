@@ -5,6 +5,7 @@
 //! must have that many lines. Placeholders (`DIR/suite.json`) and what runs write
 //! (`mutants-runs/`) are not paths of the repository.
 
+use crate::common;
 use std::path::{Path, PathBuf};
 
 const EXTENSIONS: &[&str] = &["rs", "md", "json", "sh", "toml", "txt", "py"];
@@ -12,13 +13,6 @@ const EXTENSIONS: &[&str] = &["rs", "md", "json", "sh", "toml", "txt", "py"];
 const CRATES: &[&str] = &["model", "impl", "stores", "wire", "conformance", "stdio"];
 /// Other bases: the root, and `model/src`, which the spec names the model's files from.
 const OTHER_BASES: &[&str] = &["", "model/src"];
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
 
 fn documents(root: &Path) -> Vec<PathBuf> {
     let mut docs = vec![root.join("README.md")];
@@ -79,7 +73,7 @@ fn resolve(root: &Path, doc: &Path, path: &str) -> Option<PathBuf> {
 
 #[test]
 fn every_path_the_documents_name_exists() {
-    let root = root();
+    let root = common::repo_root();
     let mut missing = Vec::new();
     let mut checked = 0;
     for doc in documents(&root) {
@@ -121,6 +115,6 @@ fn the_scan_finds_paths_and_skips_placeholders() {
             ("impl/NOTES.md".to_string(), None)
         ]
     );
-    let root = root();
+    let root = common::repo_root();
     assert!(resolve(&root, &root.join("README.md"), "spec/missing-file.md").is_none());
 }

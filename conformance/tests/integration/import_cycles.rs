@@ -9,39 +9,19 @@
 //! outside comments and its `#[cfg(test)]` module. Declaring a child (`mod a;`) is not a
 //! reference. A path resolves to the deepest module of the crate it names.
 
+use crate::common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 const CRATES: &[&str] = &["model", "impl", "stores", "wire", "conformance", "stdio"];
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
-
 /// One compilation unit's files: module path (segments below the unit's root) -> file.
 type Unit = BTreeMap<Vec<String>, PathBuf>;
-
-fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rs_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
 
 /// The units of one crate's `src/`: the library, `src/main.rs` and each `src/bin/NAME/`.
 fn units(src: &Path) -> Vec<Unit> {
     let mut files = Vec::new();
-    rs_files(src, &mut files);
+    common::files_with_ext(src, "rs", &mut files);
     let mut lib = Unit::new();
     let mut bins: BTreeMap<String, Unit> = BTreeMap::new();
     for f in files {
@@ -152,6 +132,11 @@ fn use_paths(tree: &str, prefix: &[String], out: &mut Vec<Vec<String>>) {
                     Some(t) => rest = t.trim_start(),
                     None => break,
                 }
+            }
+            // A glob (`a::*`) keeps `*` as its last segment, for the re-export table.
+            None if rest.starts_with('*') => {
+                path.push("*".to_string());
+                break;
             }
             None => break,
         }
@@ -282,8 +267,9 @@ fn exports(unit: &Unit) -> Exports {
                 path.remove(0);
             }
             match path.last().map(String::as_str) {
-                Some(_) if rest[..end].trim_end().ends_with('*') && paths_is_glob(&rest[..end]) => {
-                    out.globs.push(path)
+                Some("*") => {
+                    path.pop();
+                    out.globs.push(path);
                 }
                 Some(name) => {
                     out.named.insert(name.to_string(), path.clone());
@@ -293,10 +279,6 @@ fn exports(unit: &Unit) -> Exports {
         }
     }
     out
-}
-
-fn paths_is_glob(tree: &str) -> bool {
-    tree.trim_end().ends_with("::*")
 }
 
 /// Whether a module's file defines an item called `name`.
@@ -386,7 +368,7 @@ fn graph_of(unit: &Unit) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
 
 #[test]
 fn no_two_files_of_a_crate_import_each_other() {
-    let root = root();
+    let root = common::repo_root();
     let mut found = Vec::new();
     let mut files = 0;
     for krate in CRATES {

@@ -5,17 +5,11 @@
 //! fails here until the code and the traces follow, and a case the spec numbers cannot be
 //! implemented without saying where.
 
+use crate::common;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rebalance_model::Rule;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
 
 /// The rule labels in `text`: `R` and a number, with an optional `.case` and a letter (`R14.1b`).
 fn labels(text: &str) -> Vec<String> {
@@ -87,23 +81,12 @@ fn spec_labels(spec: &str) -> BTreeSet<String> {
     out
 }
 
-fn files(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            files(&p, ext, out);
-        } else if p.extension().is_some_and(|x| x == ext) {
-            out.push(p);
-        }
-    }
-}
-
 /// The labels cited in the Rust files under `dirs`: in comments (`// R14.2`), and as the model's
 /// `Rule` variants (`Rule::R7_3` cites R7.3).
 fn code_labels(root: &Path, dirs: &[&str]) -> BTreeSet<String> {
     let mut paths = Vec::new();
     for d in dirs {
-        files(&root.join(d), "rs", &mut paths);
+        common::files_with_ext(&root.join(d), "rs", &mut paths);
     }
     let mut out = BTreeSet::new();
     for p in paths {
@@ -125,7 +108,7 @@ fn code_labels(root: &Path, dirs: &[&str]) -> BTreeSet<String> {
 fn trace_labels(root: &Path) -> BTreeSet<String> {
     let mut paths = Vec::new();
     for d in ["conformance/traces", "conformance/suite", "model/traces"] {
-        files(&root.join(d), "json", &mut paths);
+        common::files_with_ext(&root.join(d), "json", &mut paths);
     }
     assert!(!paths.is_empty(), "no traces found");
     let mut out = BTreeSet::new();
@@ -149,7 +132,7 @@ fn missing(what: &str, cited: &BTreeSet<String>, defined: &BTreeSet<String>) -> 
 
 #[test]
 fn every_rule_label_is_the_specs_and_every_spec_label_is_implemented() {
-    let root = root();
+    let root = common::repo_root();
     let spec = spec_labels(&std::fs::read_to_string(root.join("spec/protocol.md")).unwrap());
     assert!(
         spec.len() > 30,
