@@ -124,8 +124,8 @@ def main(argv):
         else:
             fail("unknown argument %s (see --help)" % a)
     sut = Sut(command, show)
-    hello = sut.ask({"op": "hello", "protocol": "rebalance-driver", "version": 1}, "hello")
-    if hello["version"] != 1:
+    hello = sut.ask({"op": "hello", "protocol": "rebalance-driver", "version": 2}, "hello")
+    if hello["version"] != 2:
         fail("the implementation speaks version %s" % hello["version"])
     config = {
         "task_timeout_ms": 10 * CHECK_INTERVAL_MS, "check_interval_ms": CHECK_INTERVAL_MS,

@@ -251,11 +251,11 @@ impl<S: ManagerSide> Harness<S> {
                 self.input(translate::adjust_isr(msg), &mut effects)?
             }
             Action::CrashServer { server, .. } => self.input(
-                mgr::Input::ServerDown(mgr::ServerId::from(*server)),
+                mgr::Input::ServerCrashed(mgr::ServerId::from(*server)),
                 &mut effects,
             )?,
             Action::RestartServer { server, .. } => self.input(
-                mgr::Input::ServerUp(mgr::ServerId::from(*server)),
+                mgr::Input::ServerRestarted(mgr::ServerId::from(*server)),
                 &mut effects,
             )?,
             Action::DeleteBucket { bucket, .. } => self.input(

@@ -196,7 +196,7 @@ fn validate_exits_0_1_2_and_3_as_its_help_says() {
     std::fs::write(
         &bare,
         format!(
-            "{{\"log\":\"rebalance-coordinator-log\",\"version\":1}}\n{}\n",
+            "{{\"log\":\"rebalance-coordinator-log\",\"version\":2}}\n{}\n",
             rest.join("\n")
         ),
     )

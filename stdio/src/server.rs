@@ -142,11 +142,11 @@ fn check_server_change(
     input: &crate::wire::Input,
 ) -> Result<(), ErrorLine> {
     match input {
-        crate::wire::Input::ServerDown { server } if !m.live().contains(server) => Err(refuse(
+        crate::wire::Input::ServerCrashed { server } if !m.live().contains(server) => Err(refuse(
             "input.server",
             format!("server {server} is not live, so it cannot go down"),
         )),
-        crate::wire::Input::ServerUp { server } if m.live().contains(server) => Err(refuse(
+        crate::wire::Input::ServerRestarted { server } if m.live().contains(server) => Err(refuse(
             "input.server",
             format!("server {server} is already live"),
         )),

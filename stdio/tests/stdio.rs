@@ -32,7 +32,7 @@ fn session(input: &str) -> (Option<i32>, Vec<String>, String) {
     )
 }
 
-const HELLO: &str = r#"{"op":"hello","protocol":"rebalance-driver","version":1}"#;
+const HELLO: &str = r#"{"op":"hello","protocol":"rebalance-driver","version":2}"#;
 const START: &str = r#"{"op":"start","config":{"task_timeout_ms":30000,"check_interval_ms":30000,"max_reconcile_backoff_ms":30000,"target_unavailable_timeout_ms":30000,"no_progress_timeout_ms":60000,"max_tracked_timed_out":1,"max_inflight":1},"store":{"coordinator_epoch":0,"task":null,"buckets":[{"bucket":0,"assignment":[0],"lai":{"leader":0,"leader_epoch":0,"isr":[0],"bucket_epoch":0,"coordinator_epoch":0},"deleted":false}]},"live":[0,1],"now_ms":0}"#;
 
 #[test]
@@ -94,9 +94,9 @@ fn a_malformed_or_out_of_order_line_is_an_error_line_with_its_path_and_exit_2() 
             "the first line must be `hello`",
         ),
         (
-            &[r#"{"op":"hello","protocol":"rebalance-driver","version":2}"#],
+            &[r#"{"op":"hello","protocol":"rebalance-driver","version":3}"#],
             "version",
-            "version 1",
+            "version 2",
         ),
         (
             &[HELLO, r#"{"op":"state"}"#],
@@ -175,7 +175,7 @@ fn a_malformed_or_out_of_order_line_is_an_error_line_with_its_path_and_exit_2() 
             &[
                 HELLO,
                 START,
-                r#"{"op":"input","now_ms":0,"input":{"type":"server_down","server":7}}"#,
+                r#"{"op":"input","now_ms":0,"input":{"type":"server_crashed","server":7}}"#,
             ],
             "input.server",
             "server 7 is not live",
@@ -184,7 +184,7 @@ fn a_malformed_or_out_of_order_line_is_an_error_line_with_its_path_and_exit_2() 
             &[
                 HELLO,
                 START,
-                r#"{"op":"input","now_ms":0,"input":{"type":"server_up","server":1}}"#,
+                r#"{"op":"input","now_ms":0,"input":{"type":"server_restarted","server":1}}"#,
             ],
             "input.server",
             "server 1 is already live",

@@ -49,6 +49,41 @@ pub fn event_from(e: wire::Event) -> mgr::Event {
     }
 }
 
+/// Destructured on both sides, so that a flag added to either is a compile error here.
+pub fn flags(f: &mgr::Flags) -> wire::Flags {
+    let mgr::Flags {
+        cancel_requested,
+        finalize_pending,
+        finalize_queued,
+        recovery_pending,
+        recovery_queued,
+    } = *f;
+    wire::Flags {
+        cancel_requested,
+        finalize_pending,
+        finalize_queued,
+        recovery_pending,
+        recovery_queued,
+    }
+}
+
+pub fn flags_from(f: &wire::Flags) -> mgr::Flags {
+    let wire::Flags {
+        cancel_requested,
+        finalize_pending,
+        finalize_queued,
+        recovery_pending,
+        recovery_queued,
+    } = *f;
+    mgr::Flags {
+        cancel_requested,
+        finalize_pending,
+        finalize_queued,
+        recovery_pending,
+        recovery_queued,
+    }
+}
+
 pub fn config(c: &mgr::Config) -> wire::Config {
     wire::Config {
         task_timeout_ms: c.task_timeout_ms,
@@ -170,8 +205,8 @@ pub fn bucket_status_from(s: wire::BucketStatus) -> mgr::BucketStatus {
     }
 }
 
-pub fn lai(l: &mgr::LeaderAndIsr) -> wire::Lai {
-    wire::Lai {
+pub fn lai(l: &mgr::LeaderAndIsr) -> wire::LeaderAndIsr {
+    wire::LeaderAndIsr {
         leader: l.leader,
         leader_epoch: l.leader_epoch,
         isr: set(&l.isr),
@@ -180,7 +215,7 @@ pub fn lai(l: &mgr::LeaderAndIsr) -> wire::Lai {
     }
 }
 
-fn lai_from(l: &wire::Lai) -> mgr::LeaderAndIsr {
+fn lai_from(l: &wire::LeaderAndIsr) -> mgr::LeaderAndIsr {
     mgr::LeaderAndIsr {
         leader: l.leader,
         leader_epoch: l.leader_epoch,
@@ -289,8 +324,8 @@ pub fn input(i: &mgr::Input) -> wire::Input {
             bucket_epoch: *bucket_epoch,
             isr: set(isr),
         },
-        mgr::Input::ServerDown(s) => wire::Input::ServerDown { server: *s },
-        mgr::Input::ServerUp(s) => wire::Input::ServerUp { server: *s },
+        mgr::Input::ServerCrashed(s) => wire::Input::ServerCrashed { server: *s },
+        mgr::Input::ServerRestarted(s) => wire::Input::ServerRestarted { server: *s },
         mgr::Input::BucketDeleted(b) => wire::Input::BucketDeleted { bucket: *b },
     }
 }
@@ -325,8 +360,8 @@ pub fn input_from(i: &wire::Input) -> mgr::Input {
             bucket_epoch: *bucket_epoch,
             isr: set_from(isr),
         },
-        wire::Input::ServerDown { server } => mgr::Input::ServerDown(*server),
-        wire::Input::ServerUp { server } => mgr::Input::ServerUp(*server),
+        wire::Input::ServerCrashed { server } => mgr::Input::ServerCrashed(*server),
+        wire::Input::ServerRestarted { server } => mgr::Input::ServerRestarted(*server),
         wire::Input::BucketDeleted { bucket } => mgr::Input::BucketDeleted(*bucket),
     }
 }
@@ -533,13 +568,7 @@ pub fn coordinator(snap: &mgr::Snapshot) -> wire::Coordinator {
             .collect(),
         queued_timeouts: snap.queued_timeouts.iter().map(|k| key(*k)).collect(),
         queued_reconciles: snap.queued_reconciles.iter().map(|k| key(*k)).collect(),
-        flags: wire::Flags {
-            cancel_requested: snap.flags.cancel_requested,
-            finalize_pending: snap.flags.finalize_pending,
-            finalize_queued: snap.flags.finalize_queued,
-            recovery_pending: snap.flags.recovery_pending,
-            recovery_queued: snap.flags.recovery_queued,
-        },
+        flags: flags(&snap.flags),
         restored: snap.restored as u64,
     }
 }
@@ -583,13 +612,7 @@ pub fn coordinator_from(c: &wire::Coordinator) -> mgr::Snapshot {
             .collect(),
         queued_timeouts: c.queued_timeouts.iter().map(|k| key_from(*k)).collect(),
         queued_reconciles: c.queued_reconciles.iter().map(|k| key_from(*k)).collect(),
-        flags: mgr::Flags {
-            cancel_requested: c.flags.cancel_requested,
-            finalize_pending: c.flags.finalize_pending,
-            finalize_queued: c.flags.finalize_queued,
-            recovery_pending: c.flags.recovery_pending,
-            recovery_queued: c.flags.recovery_queued,
-        },
+        flags: flags_from(&c.flags),
         live: set_from(&c.live),
         restored: usize::try_from(c.restored).unwrap_or(usize::MAX),
         liveness_repairs: Default::default(),

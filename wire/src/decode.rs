@@ -190,6 +190,16 @@ impl<T: Decode> Decode for Vec<T> {
     }
 }
 
+/// Any JSON object, kept as it is (a log header's model configuration, which its own loader
+/// reads).
+impl Decode for Map<String, Value> {
+    fn decode(v: &Value, p: &Path) -> Result<Self, WireError> {
+        v.as_object()
+            .cloned()
+            .ok_or_else(|| type_error(p, "an object", v))
+    }
+}
+
 /// `null` or absent is none.
 impl<T: Decode> Decode for Option<T> {
     fn decode(v: &Value, p: &Path) -> Result<Self, WireError> {
@@ -445,6 +455,15 @@ macro_rules! wire_names {
                 #[serde(rename = $wire)]
                 $variant,
             )*
+        }
+
+        impl $name {
+            /// The name on the wire, as the spec writes it.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $wire,)*
+                }
+            }
         }
 
         impl $crate::decode::Decode for $name {

@@ -29,7 +29,7 @@ use crate::decode::{
 /// The protocol's name, sent in the handshake.
 pub const PROTOCOL: &str = "rebalance-driver";
 /// The protocol version this crate speaks.
-pub const VERSION: u64 = 1;
+pub const VERSION: u64 = 2;
 
 wire_struct! {
     /// An execution key (spec 3.2).
@@ -126,9 +126,9 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// A LeaderAndIsr (spec 3.1).
+    /// A bucket's LeaderAndIsr (spec 3.1), its `lai`.
     #[derive(Clone, Debug, PartialEq, Eq)]
-    pub struct Lai {
+    pub struct LeaderAndIsr {
         pub leader: Option<u32>,
         pub leader_epoch: u64,
         pub isr: Vec<u32>,
@@ -143,7 +143,7 @@ wire_struct! {
     pub struct Bucket {
         pub bucket: u32,
         pub assignment: Vec<u32>,
-        pub lai: Lai,
+        pub lai: LeaderAndIsr,
         pub deleted: bool,
     }
 }
@@ -192,8 +192,8 @@ wire_tagged! {
             bucket_epoch: u64,
             isr: Vec<u32>,
         },
-        "server_down" => ServerDown { server: u32 },
-        "server_up" => ServerUp { server: u32 },
+        "server_crashed" => ServerCrashed { server: u32 },
+        "server_restarted" => ServerRestarted { server: u32 },
         "bucket_deleted" => BucketDeleted { bucket: u32 },
     }
 }
@@ -225,7 +225,7 @@ pub const PLAN_ERRORS: &[&str] = &[
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AdjustResult {
-    Ok(Lai),
+    Ok(LeaderAndIsr),
     Err(String),
 }
 

@@ -11,28 +11,92 @@
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 
 use rebalance_manager::store::{ClusterState, PersistedState, Store, StoreError};
 use rebalance_manager::{BucketId, BucketRecord, Effect, Epoch, Input, ServerId, TaskNode};
 
-use crate::convert;
+use crate::decode::{wire_struct, wire_tagged};
+use crate::{convert, Store as StoreJson};
 
 /// The log format's name and version, in the header line.
 pub const FORMAT: &str = "rebalance-coordinator-log";
 /// The version [`LogWriter`] writes and the validator reads.
-pub const VERSION: u64 = 1;
+pub const VERSION: u64 = 2;
 
-/// The store operations of one input: how many, and which one failed (1-based), if any.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StoreOps {
-    /// Operations made, the failed one included.
-    pub ops: u64,
-    /// The 1-based index of the first failed operation.
-    pub failed: Option<u64>,
-    /// Operations that failed (more than one cannot be explained by the model, which fails at
-    /// most one per step; the validator says so).
-    pub failures: u64,
+wire_struct! {
+    /// The first line of a log. `version` is checked by the reader, which knows which versions
+    /// it reads; `model` is the model configuration (the format of `model/configs/*.json`),
+    /// which the model's own loader reads.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Header {
+        pub log: String as one_of(&[FORMAT]),
+        pub version: u64,
+        pub model: Option<Map<String, Value>>,
+    }
+}
+
+wire_struct! {
+    /// The store operations of one input: how many, and which one failed (1-based), if any.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct StoreOps {
+        /// Operations made, the failed one included.
+        pub ops: u64,
+        /// The 1-based index of the first failed operation.
+        pub failed: Option<u64>,
+        /// Operations that failed (more than one cannot be explained by the model, which fails
+        /// at most one per step; the validator says so).
+        pub failures: u64,
+    }
+}
+
+impl StoreOps {
+    /// `failed` is in `1..=ops` exactly when `failures` is in `1..=ops` (spec/log-format.md);
+    /// what a [`Recorded`] store counts always is.
+    pub fn consistent(&self) -> bool {
+        match self.failed {
+            None => self.failures == 0,
+            Some(k) => (1..=self.ops).contains(&k) && (1..=self.ops).contains(&self.failures),
+        }
+    }
+}
+
+wire_tagged! {
+    /// A record of the log after its header, tagged with `type`: the one definition that hosts
+    /// write (through [`LogWriter`]) and the validator reads.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    #[tag = "type"]
+    pub enum Record {
+        /// An incarnation started (R17): the epoch it took, the servers it found live, the
+        /// start's effects, and the store as it found it, if the host read it.
+        "start" => Start {
+            now_ms: u64,
+            coordinator_epoch: u64,
+            live: Vec<u32>,
+            effects: Vec<crate::Effect>,
+            read: Option<StoreJson>,
+        },
+        /// One input handled, with its effects in emission order and its store operations.
+        "input" => Input {
+            now_ms: u64,
+            input: crate::Input,
+            effects: Vec<crate::Effect>,
+            store: StoreOps,
+        },
+        /// The host stopped, its coordinator idle; the last record.
+        "end" => End { now_ms: u64 },
+    }
+}
+
+impl Record {
+    /// The clock the record was written at.
+    pub fn now_ms(&self) -> u64 {
+        match self {
+            Record::Start { now_ms, .. }
+            | Record::Input { now_ms, .. }
+            | Record::End { now_ms } => *now_ms,
+        }
+    }
 }
 
 /// Writes one record per line.
@@ -45,12 +109,22 @@ impl<W: Write> LogWriter<W> {
     /// `model/configs/*.json`) that describes this cluster, if the host can state it; without it
     /// the validator needs `--config`.
     pub fn new(out: W, model: Option<Value>) -> io::Result<Self> {
+        let model = match model {
+            None => None,
+            Some(Value::Object(m)) => Some(m),
+            Some(other) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("the log header's model must be an object, not {other}"),
+                ))
+            }
+        };
         let mut w = LogWriter { out };
-        let mut header = json!({"log": FORMAT, "version": VERSION});
-        if let Some(m) = model {
-            header["model"] = m;
-        }
-        w.line(&header)?;
+        w.line(&Header {
+            log: FORMAT.into(),
+            version: VERSION,
+            model,
+        })?;
         Ok(w)
     }
 
@@ -66,17 +140,13 @@ impl<W: Write> LogWriter<W> {
         effects: &[Effect],
         read: Option<&PersistedState>,
     ) -> io::Result<()> {
-        let mut v = json!({
-            "type": "start",
-            "now_ms": now_ms,
-            "coordinator_epoch": coordinator_epoch,
-            "live": live.iter().collect::<Vec<_>>(),
-            "effects": effects_json(effects)?,
-        });
-        if let Some(store) = read {
-            v["read"] = serde_json::to_value(convert::store(store)).map_err(io::Error::other)?;
-        }
-        self.line(&v)
+        self.line(&Record::Start {
+            now_ms,
+            coordinator_epoch,
+            live: live.iter().copied().collect(),
+            effects: effects.iter().map(convert::effect).collect(),
+            read: read.map(convert::store),
+        })
     }
 
     /// One input handled at `now_ms`, with its effects in emission order and its store
@@ -88,14 +158,12 @@ impl<W: Write> LogWriter<W> {
         effects: &[Effect],
         store: StoreOps,
     ) -> io::Result<()> {
-        let v = json!({
-            "type": "input",
-            "now_ms": now_ms,
-            "input": serde_json::to_value(convert::input(input)).map_err(io::Error::other)?,
-            "effects": effects_json(effects)?,
-            "store": {"ops": store.ops, "failed": store.failed, "failures": store.failures},
-        });
-        self.line(&v)
+        self.line(&Record::Input {
+            now_ms,
+            input: convert::input(input),
+            effects: effects.iter().map(convert::effect).collect(),
+            store,
+        })
     }
 
     /// The host stopped with nothing in flight and nothing queued, its coordinator idle (no
@@ -104,12 +172,12 @@ impl<W: Write> LogWriter<W> {
     /// retry or wait is not explained. A host that stops for another reason (a crash, a kill)
     /// writes no end record.
     pub fn end(&mut self, now_ms: u64) -> io::Result<()> {
-        self.line(&json!({"type": "end", "now_ms": now_ms}))
+        self.line(&Record::End { now_ms })
     }
 
     /// One record, handed to the writer in one piece: a host killed mid-write then leaves at
     /// most one torn line, and an unbuffered file costs one system call per record.
-    fn line(&mut self, v: &Value) -> io::Result<()> {
+    fn line(&mut self, v: &impl serde::Serialize) -> io::Result<()> {
         let mut text = serde_json::to_vec(v).map_err(io::Error::other)?;
         text.push(b'\n');
         self.out.write_all(&text)?;
@@ -142,13 +210,12 @@ impl LogWriter<std::fs::File> {
         let bad = |why: String| io::Error::new(io::ErrorKind::InvalidData, why);
         let complete = text.ends_with(b"\n");
         let mut lines = text.split(|b| *b == b'\n').filter(|l| !l.is_empty());
-        let header: Value = lines
+        let header = lines
             .next()
-            .and_then(|l| serde_json::from_slice(l).ok())
+            .and_then(|l| std::str::from_utf8(l).ok())
+            .and_then(|l| crate::decode::line::<Header>(l).ok())
             .ok_or_else(|| bad(format!("{}: no log header on line 1", path.display())))?;
-        if header.get("log").and_then(Value::as_str) != Some(FORMAT)
-            || header.get("version").and_then(Value::as_u64) != Some(VERSION)
-        {
+        if header.version != VERSION {
             return Err(bad(format!(
                 "{}: not a {FORMAT} version {VERSION} log",
                 path.display()
@@ -161,6 +228,11 @@ impl LogWriter<std::fs::File> {
         } else {
             &records[..]
         };
+        let decode = |r: &[u8]| {
+            std::str::from_utf8(r)
+                .map_err(|e| e.to_string())
+                .and_then(|t| crate::decode::line::<Record>(t).map_err(|e| e.to_string()))
+        };
         let mut resume = Resume {
             now_ms: 0,
             torn,
@@ -168,25 +240,25 @@ impl LogWriter<std::fs::File> {
             records: whole.len(),
             last_epoch: None,
         };
+        // A whole line that is not a record is a torn line an earlier append ended: skipped here
+        // as the validator skips it (it checks that such a line comes just before a `start`).
         for r in whole {
-            let v: Value = serde_json::from_slice(r).unwrap_or(Value::Null);
-            if v.get("type").and_then(Value::as_str) == Some("start") {
-                let e = v.get("coordinator_epoch").and_then(Value::as_u64);
-                resume.last_epoch = resume.last_epoch.max(e);
+            if let Ok(Record::Start {
+                coordinator_epoch, ..
+            }) = decode(r)
+            {
+                resume.last_epoch = resume.last_epoch.max(Some(coordinator_epoch));
             }
         }
         if let Some(last) = whole.last() {
-            let v: Value = serde_json::from_slice(last).map_err(|e| {
+            let record = decode(last).map_err(|e| {
                 bad(format!(
                     "{}: the last whole line is not a record: {e}",
                     path.display()
                 ))
             })?;
-            resume.now_ms = v
-                .get("now_ms")
-                .and_then(Value::as_u64)
-                .ok_or_else(|| bad(format!("{}: the last record has no now_ms", path.display())))?;
-            resume.ended = v.get("type").and_then(Value::as_str) == Some("end");
+            resume.now_ms = record.now_ms();
+            resume.ended = matches!(record, Record::End { .. });
         }
         let mut out = std::fs::OpenOptions::new().append(true).open(path)?;
         if !complete && !text.is_empty() {
@@ -212,13 +284,6 @@ pub struct Resume {
     /// The highest coordinator epoch a `start` logged: the next incarnation must elect above it,
     /// or the log is of another store.
     pub last_epoch: Option<u64>,
-}
-
-fn effects_json(effects: &[Effect]) -> io::Result<Vec<Value>> {
-    effects
-        .iter()
-        .map(|e| serde_json::to_value(convert::effect(e)).map_err(io::Error::other))
-        .collect()
 }
 
 /// A store that counts its operations for the log, around any adapter. Every call of the

@@ -17,8 +17,8 @@ use std::fmt::Debug;
 use rebalance_wire::decode::{line, Decode, WireError};
 use rebalance_wire::{
     AdjustResult, Attempt, Bucket, BucketStatus, Config, Context, Coordinator, Effect, ErrorLine,
-    Event, Flags, Hello, Input, Key, Lai, Mode, Observation, Observed, OverallStatus, PlanEntry,
-    Reply, Request, Response, StatusOf, Store, Task, TaskStatus, PROTOCOL, VERSION,
+    Event, Flags, Hello, Input, Key, LeaderAndIsr, Mode, Observation, Observed, OverallStatus,
+    PlanEntry, Reply, Request, Response, StatusOf, Store, Task, TaskStatus, PROTOCOL, VERSION,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -58,8 +58,8 @@ fn plan() -> Vec<PlanEntry> {
     ]
 }
 
-fn lai() -> Lai {
-    Lai {
+fn lai() -> LeaderAndIsr {
+    LeaderAndIsr {
         leader: Some(0),
         leader_epoch: 2,
         isr: vec![0, 1],
@@ -87,7 +87,7 @@ fn store() -> Store {
             Bucket {
                 bucket: 1,
                 assignment: vec![3],
-                lai: Lai {
+                lai: LeaderAndIsr {
                     leader: None,
                     leader_epoch: 0,
                     isr: vec![],
@@ -209,8 +209,8 @@ fn inputs() -> Vec<Input> {
             bucket_epoch: 1,
             isr: vec![0, 1, 2],
         },
-        Input::ServerDown { server: 2 },
-        Input::ServerUp { server: 3 },
+        Input::ServerCrashed { server: 2 },
+        Input::ServerRestarted { server: 3 },
         Input::BucketDeleted { bucket: 4 },
     ]
 }
@@ -286,7 +286,7 @@ fn requests() -> Vec<(Request, &'static str)> {
                 protocol: PROTOCOL.into(),
                 version: VERSION,
             },
-            r#"{"op":"hello","protocol":"rebalance-driver","version":1}"#,
+            r#"{"op":"hello","protocol":"rebalance-driver","version":2}"#,
         ),
         (
             Request::Start {
@@ -347,7 +347,7 @@ fn responses() -> Vec<(Response, &'static str)> {
                 version: VERSION,
                 implementation: "test 0.1".into(),
             }),
-            r#"{"hello":{"protocol":"rebalance-driver","version":1,"implementation":"test 0.1"}}"#,
+            r#"{"hello":{"protocol":"rebalance-driver","version":2,"implementation":"test 0.1"}}"#,
         ),
         (Response::Effects(effects()), GOLDEN_EFFECTS),
         (Response::Effects(vec![]), r#"{"effects":[]}"#),
@@ -406,8 +406,8 @@ const GOLDEN_INPUTS: [&str; 10] = [
     r#"{"op":"input","now_ms":60000,"input":{"type":"nli_response","from":1,"bucket":0,"ok":true,"context":{"coordinator_epoch":1,"leader":null,"leader_epoch":0,"bucket_epoch":3,"exec_key":{"rid":1,"bucket":0}}}}"#,
     r#"{"op":"input","now_ms":60000,"input":{"type":"nli_response","from":2,"bucket":1,"ok":false,"context":{"coordinator_epoch":2,"leader":2,"leader_epoch":4,"bucket_epoch":5,"exec_key":null}}}"#,
     r#"{"op":"input","now_ms":60000,"input":{"type":"adjust_isr","from":0,"bucket":0,"leader_epoch":0,"bucket_epoch":1,"isr":[0,1,2]}}"#,
-    r#"{"op":"input","now_ms":60000,"input":{"type":"server_down","server":2}}"#,
-    r#"{"op":"input","now_ms":60000,"input":{"type":"server_up","server":3}}"#,
+    r#"{"op":"input","now_ms":60000,"input":{"type":"server_crashed","server":2}}"#,
+    r#"{"op":"input","now_ms":60000,"input":{"type":"server_restarted","server":3}}"#,
     r#"{"op":"input","now_ms":60000,"input":{"type":"bucket_deleted","bucket":4}}"#,
 ];
 const GOLDEN_EFFECTS: &str = r#"{"effects":[{"type":"send_nli","to":1,"bucket":0,"replicas":[1,2,0],"leader":0,"leader_epoch":0,"isr":[0,1],"bucket_epoch":1,"coordinator_epoch":1,"exec_key":{"rid":1,"bucket":0}},{"type":"send_nli","to":2,"bucket":1,"replicas":[2],"leader":null,"leader_epoch":3,"isr":[],"bucket_epoch":4,"coordinator_epoch":5,"exec_key":null},{"type":"send_adjust_isr_response","to":0,"bucket":0,"result":{"ok":{"leader":0,"leader_epoch":2,"isr":[0,1],"bucket_epoch":3,"coordinator_epoch":1}}},{"type":"send_adjust_isr_response","to":0,"bucket":0,"result":{"err":"FENCED_LEADER_EPOCH"}},{"type":"enqueue","event":{"type":"timeout","key":{"rid":1,"bucket":0}}},{"type":"enqueue","event":{"type":"reconcile","key":{"rid":1,"bucket":0}}},{"type":"enqueue","event":{"type":"finalize","rid":9}},{"type":"enqueue","event":{"type":"recover"}},{"type":"reply","reply":{"kind":"accepted","rid":1}},{"type":"reply","reply":{"kind":"rejected_in_progress"}},{"type":"reply","reply":{"kind":"rejected_invalid_plan","reason":"NOT_AT_ORIGIN","bucket":3}},{"type":"reply","reply":{"kind":"nothing_to_cancel"}},{"type":"reply","reply":{"kind":"store_error"}}]}"#;
@@ -588,8 +588,8 @@ fn the_examples_hold_every_variant() {
             Input::Event { .. } => "event",
             Input::NliResponse { .. } => "nli_response",
             Input::AdjustIsr { .. } => "adjust_isr",
-            Input::ServerDown { .. } => "server_down",
-            Input::ServerUp { .. } => "server_up",
+            Input::ServerCrashed { .. } => "server_crashed",
+            Input::ServerRestarted { .. } => "server_restarted",
             Input::BucketDeleted { .. } => "bucket_deleted",
         }
     }

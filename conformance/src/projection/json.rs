@@ -4,13 +4,13 @@
 use rebalance_model::trace::expect::attempt_json;
 use serde_json::{json, Value};
 
-use super::{Attempt, Event, Key, Lai, Reply, Sent, ServerSet, Servers};
+use super::{Attempt, Event, Key, LeaderAndIsr, Reply, Sent, ServerSet, Servers};
 
 /// A reply as R1 and R2 name it (`Accepted(1)` for a registered rebalance).
 pub fn reply(r: &Reply) -> String {
     match r {
-        Reply::Registered(id) => format!("Accepted({id})"),
-        Reply::CancelAccepted => "Accepted".into(),
+        Reply::Accepted(Some(id)) => format!("Accepted({id})"),
+        Reply::Accepted(None) => "Accepted".into(),
         Reply::RejectedInProgress => "Rejected(InProgress)".into(),
         Reply::RejectedInvalidPlan => "Rejected(InvalidPlan)".into(),
         Reply::StoreError => "StoreError".into(),
@@ -26,15 +26,9 @@ pub fn servers(list: &Servers) -> Vec<u64> {
     list.to_vec()
 }
 
-/// An event of the projection as trace JSON (the model's serialization of its events).
+/// An event as trace JSON, which encodes events as the driver protocol does.
 pub fn event(e: &Event) -> Value {
-    let k = |k: &Key| json!({ "rid": k.rid, "bucket": k.bucket });
-    match e {
-        Event::Timeout(key) => json!({"type": "timeout", "key": k(key)}),
-        Event::Reconcile(key) => json!({"type": "reconcile", "key": k(key)}),
-        Event::Finalize(rid) => json!({"type": "finalize", "rid": rid}),
-        Event::Recover => json!({"type": "recover"}),
-    }
+    serde_json::to_value(e).expect("an event always encodes")
 }
 
 pub fn attempt(a: &Attempt) -> Value {
@@ -58,10 +52,10 @@ pub fn attempt(a: &Attempt) -> Value {
 }
 
 fn key(k: &Option<Key>) -> Value {
-    k.map_or(Value::Null, |k| json!({ "rid": k.rid, "bucket": k.bucket }))
+    serde_json::to_value(k).expect("a key always encodes")
 }
 
-fn lai(l: &Lai) -> Value {
+fn lai(l: &LeaderAndIsr) -> Value {
     json!({
         "leader": l.leader,
         "leader_epoch": l.leader_epoch,

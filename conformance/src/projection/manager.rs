@@ -5,10 +5,11 @@ use std::collections::{BTreeSet, VecDeque};
 
 use rebalance_manager as mgr;
 use rebalance_model::{self as model, Action};
+use rebalance_wire::convert;
 
 use super::{
-    Attempt, BucketId, BucketStatus, Effects, Event, Flags, Key, Lai, OverallStatus, PlanEntry,
-    Reply, Sent, ServerSet, Servers, State, Task, TaskStatus,
+    Attempt, Bucket, BucketStatus, Effects, LeaderAndIsr, OverallStatus, PlanEntry, Reply, Sent,
+    ServerSet, Servers, State, Task, TaskStatus,
 };
 /// The saturation bounds the model applies to ages (spec 9), in ticks, and the tick length
 /// that turns the manager's timestamps into ticks.
@@ -64,24 +65,11 @@ same_variants!(pub fn overall(mgr::OverallStatus) -> OverallStatus {
     Rebalancing, Completed, Failed, Canceled
 });
 
-pub fn key(k: mgr::Key) -> Key {
-    Key {
-        rid: k.rid,
-        bucket: k.bucket.into(),
-    }
-}
+// The manager's keys and events map onto the wire's, which the projection uses.
+pub use rebalance_wire::convert::{event, key};
 
-pub fn event(e: &mgr::Event) -> Event {
-    match e {
-        mgr::Event::Timeout(k) => Event::Timeout(key(*k)),
-        mgr::Event::Reconcile(k) => Event::Reconcile(key(*k)),
-        mgr::Event::Finalize(rid) => Event::Finalize(*rid),
-        mgr::Event::Recover => Event::Recover,
-    }
-}
-
-fn lai(l: &mgr::LeaderAndIsr) -> Lai {
-    Lai {
+fn lai(l: &mgr::LeaderAndIsr) -> LeaderAndIsr {
+    LeaderAndIsr {
         leader: l.leader.map(u64::from),
         leader_epoch: l.leader_epoch,
         isr: set(&l.isr),
@@ -141,14 +129,7 @@ pub fn state(
         .extend(snap.queued_timeouts.iter().map(|k| key(*k)));
     o.queued_reconciles
         .extend(snap.queued_reconciles.iter().map(|k| key(*k)));
-    let f = snap.flags;
-    o.flags = Flags {
-        cancel_requested: f.cancel_requested,
-        finalize_pending: f.finalize_pending,
-        finalize_queued: f.finalize_queued,
-        recovery_pending: f.recovery_pending,
-        recovery_queued: f.recovery_queued,
-    };
+    o.flags = convert::flags(&snap.flags);
     o.events.extend(queue.iter().map(event));
     o.restored = snap.restored as u64;
 }
@@ -172,7 +153,7 @@ pub fn store(store: &mgr::PersistedState, o: &mut State) {
         }
     });
     o.buckets
-        .extend(store.cluster.buckets.iter().map(|(b, r)| BucketId {
+        .extend(store.cluster.buckets.iter().map(|(b, r)| Bucket {
             bucket: (*b).into(),
             assignment: servers(&r.assignment),
             lai: lai(&r.lai),
@@ -190,7 +171,7 @@ pub fn effects(action: &Action, effects: &[mgr::Effect], o: &mut Effects) {
                 to: n.to.into(),
                 bucket: n.bucket.into(),
                 replicas: servers(&n.replicas),
-                lai: Lai {
+                lai: LeaderAndIsr {
                     leader: n.leader.map(u64::from),
                     leader_epoch: n.leader_epoch,
                     isr: set(&n.isr),
@@ -208,8 +189,8 @@ pub fn effects(action: &Action, effects: &[mgr::Effect], o: &mut Effects) {
             }
             mgr::Effect::Enqueue(ev) => o.enqueued.push(event(ev)),
             mgr::Effect::Reply(r) => o.replies.push(match r {
-                mgr::Reply::Accepted(id) if register => Reply::Registered(*id),
-                mgr::Reply::Accepted(_) => Reply::CancelAccepted,
+                mgr::Reply::Accepted(id) if register => Reply::Accepted(Some(*id)),
+                mgr::Reply::Accepted(_) => Reply::Accepted(None),
                 mgr::Reply::Rejected(mgr::RejectReason::InProgress) => Reply::RejectedInProgress,
                 mgr::Reply::Rejected(_) => Reply::RejectedInvalidPlan,
                 mgr::Reply::NothingToCancel => Reply::NothingToCancel,

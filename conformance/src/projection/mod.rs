@@ -131,8 +131,13 @@ impl fmt::Debug for ServerSet {
     }
 }
 
-/// A status of a bucket (spec 3.2); `TimeoutFinal` exists only in the model, with the bug switch
-/// `timeout-completes` (H1).
+// The values that cross the driver protocol are its own types, defined once in the wire crate:
+// the key, the event, the flags and the task's and the coordinator's statuses.
+pub use rebalance_wire::{Event, Flags, Key, OverallStatus, TaskStatus};
+
+/// A status of a bucket (spec 3.2): the wire's [`rebalance_wire::BucketStatus`] and one more,
+/// `TimeoutFinal`, which exists only in the model, with the bug switch `timeout-completes` (H1),
+/// and so is no value of the protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum BucketStatus {
     NotStarted,
@@ -159,86 +164,9 @@ impl BucketStatus {
     }
 }
 
-/// A status of the task in the store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TaskStatus {
-    NotStarted,
-    Rebalancing,
-    Completed,
-    Failed,
-    Canceled,
-}
-
-impl TaskStatus {
-    /// The status as the spec writes it (spec 3.1).
-    pub fn name(self) -> &'static str {
-        match self {
-            TaskStatus::NotStarted => "NOT_STARTED",
-            TaskStatus::Rebalancing => "REBALANCING",
-            TaskStatus::Completed => "COMPLETED",
-            TaskStatus::Failed => "FAILED",
-            TaskStatus::Canceled => "CANCELED",
-        }
-    }
-}
-
-/// The coordinator's overall status: `REBALANCING` or a final status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OverallStatus {
-    Rebalancing,
-    Completed,
-    Failed,
-    Canceled,
-}
-
-impl OverallStatus {
-    /// The status as the spec writes it (spec 3.2).
-    pub fn name(self) -> &'static str {
-        match self {
-            OverallStatus::Rebalancing => "REBALANCING",
-            OverallStatus::Completed => "COMPLETED",
-            OverallStatus::Failed => "FAILED",
-            OverallStatus::Canceled => "CANCELED",
-        }
-    }
-}
-
-/// An execution key: the rebalance and the bucket of one attempt.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Key {
-    pub rid: u64,
-    pub bucket: u64,
-}
-
-impl fmt::Debug for Key {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "r{},b{}", self.rid, self.bucket)
-    }
-}
-
-/// An event of the coordinator's FIFO queue.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Event {
-    Timeout(Key),
-    Reconcile(Key),
-    Finalize(u64),
-    Recover,
-}
-
-impl fmt::Debug for Event {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Event::Timeout(k) => write!(f, "Timeout({k:?})"),
-            Event::Reconcile(k) => write!(f, "Reconcile({k:?})"),
-            Event::Finalize(rid) => write!(f, "Finalize(r{rid})"),
-            Event::Recover => f.write_str("Recover"),
-        }
-    }
-}
-
 /// A LeaderAndIsr (spec 3.1).
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Lai {
+pub struct LeaderAndIsr {
     pub leader: Option<u64>,
     pub leader_epoch: u64,
     pub isr: ServerSet,
@@ -246,7 +174,7 @@ pub struct Lai {
     pub coordinator_epoch: u64,
 }
 
-impl fmt::Debug for Lai {
+impl fmt::Debug for LeaderAndIsr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -306,10 +234,10 @@ impl fmt::Debug for PlanEntry {
 
 /// One bucket of the store's cluster metadata.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BucketId {
+pub struct Bucket {
     pub bucket: u64,
     pub assignment: Servers,
-    pub lai: Lai,
+    pub lai: LeaderAndIsr,
     pub deleted: bool,
 }
 
@@ -333,16 +261,6 @@ pub enum Attempt {
     },
 }
 
-/// The coordinator's five flags (spec 3.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Flags {
-    pub cancel_requested: bool,
-    pub finalize_pending: bool,
-    pub finalize_queued: bool,
-    pub recovery_pending: bool,
-    pub recovery_queued: bool,
-}
-
 /// The projected state: store, coordinator view and event queue. The lists are cleared and
 /// refilled in place by the builders, so a reused value allocates nothing once warm.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -351,7 +269,7 @@ pub struct State {
     pub task: Option<Task>,
     /// The stored task's plan, in plan order (empty without a task).
     pub plan: Vec<PlanEntry>,
-    pub buckets: Vec<BucketId>,
+    pub buckets: Vec<Bucket>,
     /// The coordinator's epoch (`ce`).
     pub ce: u64,
     /// The registered servers of the coordinator's context.
@@ -404,26 +322,25 @@ pub enum Sent {
         to: u64,
         bucket: u64,
         replicas: Servers,
-        lai: Lai,
+        lai: LeaderAndIsr,
         exec_key: Option<Key>,
     },
     AdjustIsrResponse {
         to: u64,
         bucket: u64,
         /// The new LeaderAndIsr, or none for a refusal.
-        result: Option<Lai>,
+        result: Option<LeaderAndIsr>,
     },
     /// A tablet server's message sent by the coordinator (always a divergence).
     ServerMessage,
 }
 
-/// A reply to the client.
+/// A reply to the client, as R1 and R2 name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reply {
-    /// R1 accepted the plan as this rebalance.
-    Registered(u64),
-    /// R2 accepted the cancel.
-    CancelAccepted,
+    /// `Accepted(id)`: R1 accepted the plan as rebalance `id`; `Accepted` (no id): R2 accepted
+    /// the cancel.
+    Accepted(Option<u64>),
     RejectedInProgress,
     /// The manager's production guard refused a malformed plan (the model has no such reply).
     RejectedInvalidPlan,

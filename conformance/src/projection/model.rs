@@ -4,8 +4,8 @@ use rebalance_model as model;
 use rebalance_model::{Action, StepOutput, SystemState};
 
 use super::{
-    Attempt, BucketId, BucketStatus, Effects, Event, Flags, Key, Lai, OverallStatus, PlanEntry,
-    Reply, Sent, ServerSet, Servers, State, Task, TaskStatus,
+    Attempt, Bucket, BucketStatus, Effects, Event, Flags, Key, LeaderAndIsr, OverallStatus,
+    PlanEntry, Reply, Sent, ServerSet, Servers, State, Task, TaskStatus,
 };
 
 fn servers<'a>(list: impl IntoIterator<Item = &'a model::ServerId>) -> Servers {
@@ -37,15 +37,15 @@ pub fn key(k: model::Key) -> Key {
 
 pub fn event(e: &model::Event) -> Event {
     match e {
-        model::Event::Timeout { key: k } => Event::Timeout(key(*k)),
-        model::Event::Reconcile { key: k } => Event::Reconcile(key(*k)),
-        model::Event::Finalize { rid } => Event::Finalize((*rid).into()),
+        model::Event::Timeout { key: k } => Event::Timeout { key: key(*k) },
+        model::Event::Reconcile { key: k } => Event::Reconcile { key: key(*k) },
+        model::Event::Finalize { rid } => Event::Finalize { rid: (*rid).into() },
         model::Event::Recover => Event::Recover,
     }
 }
 
-fn lai(l: &model::LeaderAndIsr) -> Lai {
-    Lai {
+fn lai(l: &model::LeaderAndIsr) -> LeaderAndIsr {
+    LeaderAndIsr {
         leader: l.leader.map(u64::from),
         leader_epoch: l.leader_epoch.into(),
         isr: set(l.isr),
@@ -125,13 +125,12 @@ pub fn store(s: &SystemState, o: &mut State) {
         }
     });
     let meta = &s.store.buckets;
-    o.buckets
-        .extend((0..meta.assignment.len()).map(|b| BucketId {
-            bucket: b as u64,
-            assignment: servers(&meta.assignment[b]),
-            lai: lai(&meta.lai[b]),
-            deleted: meta.deleted[b],
-        }));
+    o.buckets.extend((0..meta.assignment.len()).map(|b| Bucket {
+        bucket: b as u64,
+        assignment: servers(&meta.assignment[b]),
+        lai: lai(&meta.lai[b]),
+        deleted: meta.deleted[b],
+    }));
 }
 
 /// Fills `o` with the coordinator's output of the step `action`, `out`: messages in send order,
@@ -144,7 +143,7 @@ pub fn effects(action: &Action, out: &StepOutput, o: &mut Effects) {
             to: n.to.into(),
             bucket: n.bucket.into(),
             replicas: servers(&n.replicas),
-            lai: Lai {
+            lai: LeaderAndIsr {
                 leader: n.leader.map(u64::from),
                 leader_epoch: n.leader_epoch.into(),
                 isr: set(n.isr),
@@ -167,11 +166,11 @@ pub fn effects(action: &Action, out: &StepOutput, o: &mut Effects) {
     if let Some(r) = &out.reply {
         use model::{CancelReply as C, ClientReply as R, RegisterReply as G};
         o.replies.push(match r {
-            R::Register(G::Accepted(id)) => Reply::Registered((*id).into()),
+            R::Register(G::Accepted(id)) => Reply::Accepted(Some((*id).into())),
             R::Register(G::RejectedInProgress) => Reply::RejectedInProgress,
             R::Register(G::RejectedInvalidPlan) => Reply::RejectedInvalidPlan,
             R::Register(G::StoreError) | R::Cancel(C::StoreError) => Reply::StoreError,
-            R::Cancel(C::Accepted) => Reply::CancelAccepted,
+            R::Cancel(C::Accepted) => Reply::Accepted(None),
             R::Cancel(C::NothingToCancel) => Reply::NothingToCancel,
         });
     }

@@ -3,8 +3,39 @@
 
 use std::fmt::Write;
 
+use std::fmt;
+
 use super::json;
-use super::{Attempt, Effects, Opt, State};
+use super::{Attempt, Effects, Event, Key, Opt, State};
+
+/// A key as the spec's examples write it: `r1,b0`.
+struct K<'a>(&'a Key);
+
+impl fmt::Display for K<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "r{},b{}", self.0.rid, self.0.bucket)
+    }
+}
+
+/// An event as spec 3.2 writes it: `Timeout(r1,b0)`, `Finalize(r1)`, `Recover`.
+struct E<'a>(&'a Event);
+
+impl fmt::Display for E<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Event::Timeout { key } => write!(f, "Timeout({})", K(key)),
+            Event::Reconcile { key } => write!(f, "Reconcile({})", K(key)),
+            Event::Finalize { rid } => write!(f, "Finalize(r{rid})"),
+            Event::Recover => f.write_str("Recover"),
+        }
+    }
+}
+
+/// `[a, b, c]` (as `Debug` lists it), each item as `show` renders it.
+fn list<T>(items: &[T], show: impl Fn(&T) -> String) -> String {
+    let shown: Vec<String> = items.iter().map(show).collect();
+    format!("[{}]", shown.join(", "))
+}
 
 impl State {
     /// The projection as `key: value` lines, for reports.
@@ -58,7 +89,7 @@ impl State {
         for (b, a) in &self.attempts {
             let _ = match a {
                 Attempt::Running { key, age } => {
-                    writeln!(o, "coord.attempt.b{b}: key={key:?} running age={age}")
+                    writeln!(o, "coord.attempt.b{b}: key={} running age={age}", K(key))
                 }
                 Attempt::Tracked {
                     key,
@@ -71,16 +102,22 @@ impl State {
                     observed_isr,
                 } => writeln!(
                     o,
-                    "coord.attempt.b{b}: key={key:?} tracked since_progress={since_progress} \
+                    "coord.attempt.b{b}: key={} tracked since_progress={since_progress} \
                      blocked_for={} reconciles={reconciles} reconcile_in={reconcile_in} \
                      observed={observed_assignment:?}/{}/{observed_isr:?}",
+                    K(key),
                     Opt(*blocked_for),
                     Opt(*observed_leader),
                 ),
             };
         }
-        let _ = writeln!(o, "coord.queued_timeouts: {:?}", self.queued_timeouts);
-        let _ = writeln!(o, "coord.queued_reconciles: {:?}", self.queued_reconciles);
+        let keys = |keys: &[Key]| list(keys, |k| K(k).to_string());
+        let _ = writeln!(o, "coord.queued_timeouts: {}", keys(&self.queued_timeouts));
+        let _ = writeln!(
+            o,
+            "coord.queued_reconciles: {}",
+            keys(&self.queued_reconciles)
+        );
         let f = &self.flags;
         let _ = writeln!(
             o,
@@ -92,7 +129,8 @@ impl State {
             f.recovery_pending,
             f.recovery_queued
         );
-        let _ = writeln!(o, "coord.events: {:?}", self.events);
+        let events = list(&self.events, |e| E(e).to_string());
+        let _ = writeln!(o, "coord.events: {events}");
         let _ = writeln!(o, "coord.restored: {}", self.restored);
         o
     }
@@ -108,7 +146,7 @@ impl Effects {
             let _ = writeln!(o, "sent.{i}: {}", json::sent(m));
         }
         for (i, e) in self.enqueued.iter().enumerate() {
-            let _ = writeln!(o, "enqueued.{i}: {e:?}");
+            let _ = writeln!(o, "enqueued.{i}: {}", E(e));
         }
         for (i, r) in self.replies.iter().enumerate() {
             let _ = writeln!(o, "reply.{i}: {}", json::reply(r));

@@ -3,13 +3,15 @@
 //! input.context.bucket_epoch: expected an unsigned integer, found "1"`.
 
 use rebalance_manager as mgr;
-use rebalance_wire::log::{StoreOps, FORMAT, VERSION};
+use rebalance_wire::log::{StoreOps, VERSION};
 use rebalance_wire::{self as wire, convert, decode};
 use serde_json::Value;
 
-use decode::{get, object, tag, Decode, Path, WireError};
+use decode::WireError;
 
-/// A record of the log, after the header.
+/// A record of the log after the header, with its inputs, effects and store in the manager's
+/// types: [`wire::log::Record`] (the one definition of the record) converted once, on reading,
+/// so that the checks compare it with the manager's values directly.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Record {
     /// An incarnation started (R17), with the store as it found it if the host read it back.
@@ -137,84 +139,64 @@ fn before_start(next: Option<&&str>) -> bool {
 }
 
 fn header(text: &str) -> Result<Option<Value>, WireError> {
-    let v: Value = serde_json::from_str(text).map_err(|e| WireError::NotJson(e.to_string()))?;
-    let root = Path::Root;
-    let m = object(&v, &root, &["log", "version", "model"])?;
-    tag(m, "log", &root, &[FORMAT])?;
-    let version: u64 = get(m, "version", &root)?;
-    if version != VERSION {
+    let h: wire::log::Header = decode::line(text)?;
+    if h.version != VERSION {
         return Err(WireError::Type {
             path: "version".into(),
-            expected: "version 1 (the only one this validator reads)",
-            found: version.to_string(),
+            expected: "version 2 (the only one this validator reads)",
+            found: h.version.to_string(),
         });
     }
-    match m.get("model") {
-        None | Some(Value::Null) => Ok(None),
-        Some(c @ Value::Object(_)) => Ok(Some(c.clone())),
-        Some(other) => Err(decode::type_error(&root.field("model"), "an object", other)),
-    }
+    Ok(h.model.map(Value::Object))
 }
 
 fn record(text: &str) -> Result<Record, WireError> {
-    let v: Value = serde_json::from_str(text).map_err(|e| WireError::NotJson(e.to_string()))?;
-    let root = Path::Root;
-    let m = v
-        .as_object()
-        .ok_or_else(|| decode::type_error(&root, "an object", &v))?;
-    match tag(m, "type", &root, &["start", "input", "end"])? {
-        "end" => {
-            let m = object(&v, &root, &["type", "now_ms"])?;
-            Ok(Record::End {
-                now_ms: get(m, "now_ms", &root)?,
-            })
-        }
-        "start" => {
-            let m = object(
-                &v,
-                &root,
-                &[
-                    "type",
-                    "now_ms",
-                    "coordinator_epoch",
-                    "live",
-                    "effects",
-                    "read",
-                ],
-            )?;
-            let read = match m.get("read") {
-                None | Some(Value::Null) => None,
-                Some(_) => Some(convert::store_from(&get::<wire::Store>(m, "read", &root)?)),
-            };
-            Ok(Record::Start {
-                now_ms: get(m, "now_ms", &root)?,
-                coordinator_epoch: get(m, "coordinator_epoch", &root)?,
-                live: get(m, "live", &root)?,
-                effects: effects(m, &root)?,
-                read,
-            })
-        }
-        _ => {
-            let m = object(&v, &root, &["type", "now_ms", "input", "effects", "store"])?;
-            let input: wire::Input = get(m, "input", &root)?;
-            Ok(Record::Input {
-                now_ms: get(m, "now_ms", &root)?,
+    Ok(match decode::line(text)? {
+        wire::log::Record::End { now_ms } => Record::End { now_ms },
+        wire::log::Record::Start {
+            now_ms,
+            coordinator_epoch,
+            live,
+            effects: e,
+            read,
+        } => Record::Start {
+            now_ms,
+            coordinator_epoch,
+            live,
+            effects: effects(&e)?,
+            read: read.as_ref().map(convert::store_from),
+        },
+        wire::log::Record::Input {
+            now_ms,
+            input,
+            effects: e,
+            store,
+        } => {
+            if !store.consistent() {
+                return Err(WireError::Type {
+                    path: "store".into(),
+                    expected: "failed in 1..=ops exactly when failures is in 1..=ops",
+                    found: format!("{store:?}"),
+                });
+            }
+            Record::Input {
+                now_ms,
                 input: convert::input_from(&input),
-                effects: effects(m, &root)?,
-                store: get::<Ops>(m, "store", &root)?.0,
-            })
+                effects: effects(&e)?,
+                store,
+            }
         }
-    }
+    })
 }
 
-fn effects(m: &serde_json::Map<String, Value>, p: &Path) -> Result<Vec<mgr::Effect>, WireError> {
-    let list: Vec<wire::Effect> = get(m, "effects", p)?;
-    let at = p.field("effects");
+/// The effects of a record in the manager's types; one the manager cannot emit (a server's
+/// message) is refused at its index.
+fn effects(list: &[wire::Effect]) -> Result<Vec<mgr::Effect>, WireError> {
     list.iter()
         .enumerate()
         .map(|(i, e)| {
             convert::effect_from(e).ok_or_else(|| WireError::Type {
-                path: Path::Index(&at, i).to_string(),
+                path: format!("effects[{i}]"),
                 expected: "an effect the manager can emit",
                 found: format!("{e:?}"),
             })
@@ -222,43 +204,17 @@ fn effects(m: &serde_json::Map<String, Value>, p: &Path) -> Result<Vec<mgr::Effe
         .collect()
 }
 
-/// `store`: `{"ops": n, "failed": k|null, "failures": f}`.
-struct Ops(StoreOps);
-
-impl Decode for Ops {
-    fn decode(v: &Value, p: &Path) -> Result<Self, WireError> {
-        let m = object(v, p, &["ops", "failed", "failures"])?;
-        let ops = StoreOps {
-            ops: get(m, "ops", p)?,
-            failed: get(m, "failed", p)?,
-            failures: get(m, "failures", p)?,
-        };
-        let consistent = match ops.failed {
-            None => ops.failures == 0,
-            Some(k) => k >= 1 && k <= ops.ops && ops.failures >= 1 && ops.failures <= ops.ops,
-        };
-        if !consistent {
-            return Err(WireError::Type {
-                path: p.to_string(),
-                expected: "failed in 1..=ops exactly when failures > 0",
-                found: format!("{ops:?}"),
-            });
-        }
-        Ok(Ops(ops))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const HEAD: &str = r#"{"log":"rebalance-coordinator-log","version":1}"#;
+    const HEAD: &str = r#"{"log":"rebalance-coordinator-log","version":2}"#;
 
     #[test]
     fn a_bad_field_is_named_with_its_line() {
         let text = format!(
             "{HEAD}\n{}\n",
-            r#"{"type":"input","now_ms":0,"input":{"type":"server_down","server":"1"},"effects":[],"store":{"ops":0,"failed":null,"failures":0}}"#
+            r#"{"type":"input","now_ms":0,"input":{"type":"server_crashed","server":"1"},"effects":[],"store":{"ops":0,"failed":null,"failures":0}}"#
         );
         let e = parse(&text).unwrap_err();
         assert_eq!(e.line, 2);

@@ -601,13 +601,13 @@ fn candidates(model: &RebalanceModel, s: &SystemState, record: &Record) -> Vec<(
             }
             out
         }
-        mgr::Input::ServerDown(x) => server(*x).map_or_else(Vec::new, |server| {
+        mgr::Input::ServerCrashed(x) => server(*x).map_or_else(Vec::new, |server| {
             one(Action::CrashServer {
                 server,
                 fail_store_op: k,
             })
         }),
-        mgr::Input::ServerUp(x) => server(*x).map_or_else(Vec::new, |server| {
+        mgr::Input::ServerRestarted(x) => server(*x).map_or_else(Vec::new, |server| {
             one(Action::RestartServer {
                 server,
                 fail_store_op: k,

@@ -77,8 +77,10 @@ pub fn model_log(model: &RebalanceModel, steps: &[Action]) -> Result<ModelLog, S
             Action::ProcessEvent { event, .. } => Some(mgr::Input::Event(translate::event(event))),
             Action::DeliverNliResponse { msg, .. } => Some(translate::nli_response(msg)),
             Action::DeliverAdjustIsr { msg, .. } => Some(translate::adjust_isr(msg)),
-            Action::CrashServer { server, .. } => Some(mgr::Input::ServerDown((*server).into())),
-            Action::RestartServer { server, .. } => Some(mgr::Input::ServerUp((*server).into())),
+            Action::CrashServer { server, .. } => Some(mgr::Input::ServerCrashed((*server).into())),
+            Action::RestartServer { server, .. } => {
+                Some(mgr::Input::ServerRestarted((*server).into()))
+            }
             Action::DeleteBucket { bucket, .. } => {
                 Some(mgr::Input::BucketDeleted((*bucket).into()))
             }

@@ -207,7 +207,7 @@ fn garbage_instead_of_hello_is_a_malformed_line_naming_the_request_and_the_line(
 }
 
 const HELLO: &str =
-    r#"{"hello":{"protocol":"rebalance-driver","version":1,"implementation":"fake"}}"#;
+    r#"{"hello":{"protocol":"rebalance-driver","version":2,"implementation":"fake"}}"#;
 
 #[test]
 fn a_malformed_effect_is_named_by_its_field_path() {

@@ -179,9 +179,9 @@ pub enum Input {
         isr: BTreeSet<ServerId>,
     },
     /// R19: a server's registration disappeared.
-    ServerDown(ServerId),
+    ServerCrashed(ServerId),
     /// R20: a server registered again.
-    ServerUp(ServerId),
+    ServerRestarted(ServerId),
     /// The table-deletion path deleted the bucket (spec 5, "Bucket deletion").
     BucketDeleted(BucketId),
 }

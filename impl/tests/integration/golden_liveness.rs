@@ -34,7 +34,7 @@ fn a_deleted_bucket_completes() {
 #[test]
 fn a_leader_crash_elects_the_next_isr_member_and_resends() {
     let mut m = started(store(1), Config::default());
-    let effects = m.handle(0, Input::ServerDown(0));
+    let effects = m.handle(0, Input::ServerCrashed(0));
     assert_eq!(
         effects,
         vec![
@@ -43,7 +43,7 @@ fn a_leader_crash_elects_the_next_isr_member_and_resends() {
         ]
     );
     // Restart: no election (there is a leader), resend to every live member.
-    let effects = m.handle(0, Input::ServerUp(0));
+    let effects = m.handle(0, Input::ServerRestarted(0));
     assert_eq!(effects.len(), 3);
 }
 
@@ -51,7 +51,7 @@ fn a_leader_crash_elects_the_next_isr_member_and_resends() {
 fn a_liveness_write_failure_keeps_the_cache_and_is_retried_on_tick() {
     let mut m = started(store(1), Config::default());
     m.store_mut().fail_nth_op(1);
-    assert_eq!(m.handle(0, Input::ServerDown(0)), vec![]);
+    assert_eq!(m.handle(0, Input::ServerCrashed(0)), vec![]);
     assert_eq!(m.bucket(0).unwrap().lai.leader, Some(0));
     assert_eq!(m.snapshot().liveness_repairs, set(&[0]));
     let effects = m.handle(30_000, Input::Tick);

@@ -201,7 +201,7 @@ fn a_target_down_after_phase_b_waits_without_resending_then_the_isr_change_resen
     );
     // Phase B done: [1, 2, 3], leader 1, leader epoch 1, bucket epoch 3. Target 3 crashes (R19).
     let k = Some(key(1, 0));
-    let effects = m.handle(0, Input::ServerDown(3));
+    let effects = m.handle(0, Input::ServerCrashed(3));
     assert_eq!(
         effects,
         vec![
@@ -212,7 +212,7 @@ fn a_target_down_after_phase_b_waits_without_resending_then_the_isr_change_resen
     // R11: at target but not caught up: a current ack changes nothing (no resend loop).
     assert_eq!(m.handle(0, ack(&effects[0], true)), vec![]);
     // R20: 3 is back; the leader is there, so only a resend.
-    let effects = m.handle(0, Input::ServerUp(3));
+    let effects = m.handle(0, Input::ServerRestarted(3));
     assert_eq!(
         effects,
         vec![

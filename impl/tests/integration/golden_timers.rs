@@ -87,7 +87,7 @@ fn finalize_retries_after_a_store_failure() {
 fn give_up_when_a_target_stays_down() {
     let mut m = started(store(1), Config::default());
     register(&mut m, vec![mv(0)]);
-    m.handle(0, Input::ServerDown(3));
+    m.handle(0, Input::ServerCrashed(3));
     m.handle(TIMEOUT_DUE, Input::Tick);
     m.handle(TIMEOUT_DUE, Input::Event(Event::Timeout(key(1, 0))));
     // First reconcile starts the blocked clock.

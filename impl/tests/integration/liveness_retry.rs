@@ -18,7 +18,7 @@ fn with_failing_write(record: rebalance_manager::BucketRecord) -> Manager<MemSto
 
 fn down_then_tick(m: &mut Manager<MemStore>, s: ServerId) -> Vec<Effect> {
     let before = m.bucket(0).unwrap().clone();
-    assert_eq!(m.handle(0, Input::ServerDown(s)), vec![]);
+    assert_eq!(m.handle(0, Input::ServerCrashed(s)), vec![]);
     assert_eq!(
         m.bucket(0),
         Some(&before),
@@ -82,8 +82,8 @@ fn a_live_leader_is_kept_and_only_the_isr_shrinks() {
 #[test]
 fn nothing_is_written_when_the_server_is_back_before_the_tick() {
     let mut m = with_failing_write(rec(&[0, 1, 2], Some(0), &[0, 1, 2], 0, 0));
-    assert_eq!(m.handle(0, Input::ServerDown(2)), vec![]);
-    m.handle(0, Input::ServerUp(2));
+    assert_eq!(m.handle(0, Input::ServerCrashed(2)), vec![]);
+    m.handle(0, Input::ServerRestarted(2));
     let (record, ops) = (m.bucket(0).unwrap().clone(), m.store().op_count());
     assert_eq!(m.handle(30_000, Input::Tick), vec![]);
     assert_eq!(m.store().op_count(), ops, "no write");

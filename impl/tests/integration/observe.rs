@@ -50,7 +50,7 @@ fn the_registered_plan_and_server_liveness_are_reported() {
     let plan = Plan::new(vec![mv(0), lo(1)]);
     m.handle(0, Input::Register { plan: plan.clone() });
     assert_eq!(**m.plan(), plan);
-    m.handle(0, Input::ServerDown(3));
+    m.handle(0, Input::ServerCrashed(3));
     assert_eq!(m.live(), &set(&[0, 1, 2]));
 }
 

@@ -219,11 +219,11 @@ impl World {
             }
             Op::Down(s) => {
                 self.cluster.crash(s);
-                self.feed(Input::ServerDown(s));
+                self.feed(Input::ServerCrashed(s));
             }
             Op::Up(s) => {
                 self.cluster.restart(s);
-                self.feed(Input::ServerUp(s));
+                self.feed(Input::ServerRestarted(s));
             }
             Op::Delete(b) => self.feed(Input::BucketDeleted(b)),
             Op::Fault(k) => self.fault = Some(k),
@@ -241,7 +241,7 @@ impl World {
         for s in 0..SERVERS {
             if !self.cluster.servers[&s].up {
                 self.cluster.restart(s);
-                self.feed(Input::ServerUp(s));
+                self.feed(Input::ServerRestarted(s));
             }
         }
         for _ in 0..20_000 {

@@ -24,7 +24,7 @@ impl<S: Store> Manager<S> {
     }
 
     /// R19 Server crash(s).
-    pub(crate) fn on_server_down(&mut self, s: ServerId) -> StepResult {
+    pub(crate) fn on_server_crashed(&mut self, s: ServerId) -> StepResult {
         self.ctx.live.remove(&s);
         for b in self.hosted_buckets(s) {
             let rec = &self.ctx.buckets[&b];
@@ -54,7 +54,7 @@ impl<S: Store> Manager<S> {
     }
 
     /// R20 Server restart(s).
-    pub(crate) fn on_server_up(&mut self, s: ServerId) -> StepResult {
+    pub(crate) fn on_server_restarted(&mut self, s: ServerId) -> StepResult {
         self.ctx.live.insert(s);
         for b in self.hosted_buckets(s) {
             let rec = &self.ctx.buckets[&b];

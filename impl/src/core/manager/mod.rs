@@ -181,8 +181,8 @@ impl<S: Store> Manager<S> {
                 bucket_epoch,
                 isr,
             } => self.on_adjust_isr(from, bucket, leader_epoch, bucket_epoch, isr),
-            Input::ServerDown(s) => self.on_server_down(s),
-            Input::ServerUp(s) => self.on_server_up(s),
+            Input::ServerCrashed(s) => self.on_server_crashed(s),
+            Input::ServerRestarted(s) => self.on_server_restarted(s),
             Input::BucketDeleted(b) => self.on_bucket_deleted(b),
         };
         out.append(&mut self.out);
