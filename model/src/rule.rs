@@ -12,8 +12,14 @@ pub enum Rule {
     R2,
     R3,
     R4,
+    /// R4's cases: a deleted bucket, a no-op, a leader-only entry, a move.
+    R4_1,
+    R4_2,
+    R4_3,
+    R4_4,
     R5,
     R6,
+    R7,
     R7_1,
     R7_2,
     R7_3,
@@ -28,8 +34,15 @@ pub enum Rule {
     R12,
     R13,
     R14,
+    /// R14's steps, each where it acts: the deleted bucket completed (1), the cancel at origin
+    /// (1b), progress seen (2: a new observation), the give-up (3), the next reconcile scheduled
+    /// (4) and the action (5).
+    R14_1,
     R14_1b,
+    R14_2,
     R14_3,
+    R14_4,
+    R14_5,
     R15,
     R16,
     R17,
@@ -39,19 +52,29 @@ pub enum Rule {
     R21,
     R22,
     R23,
-    /// R23's retry of failed liveness and deletion writes.
+    /// R23's parts, each where it enqueues: a Timeout (1), a Reconcile (2), a Finalize (3), a
+    /// Recover (4); and (5) the retry of failed liveness and deletion writes.
+    R23_1,
+    R23_2,
+    R23_3,
+    R23_4,
     R23_5,
     R24,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 31] = [
+    pub const ALL: [Rule; 44] = [
         Rule::R1,
         Rule::R2,
         Rule::R3,
         Rule::R4,
+        Rule::R4_1,
+        Rule::R4_2,
+        Rule::R4_3,
+        Rule::R4_4,
         Rule::R5,
         Rule::R6,
+        Rule::R7,
         Rule::R7_1,
         Rule::R7_2,
         Rule::R7_3,
@@ -64,8 +87,12 @@ impl Rule {
         Rule::R12,
         Rule::R13,
         Rule::R14,
+        Rule::R14_1,
         Rule::R14_1b,
+        Rule::R14_2,
         Rule::R14_3,
+        Rule::R14_4,
+        Rule::R14_5,
         Rule::R15,
         Rule::R16,
         Rule::R17,
@@ -75,6 +102,10 @@ impl Rule {
         Rule::R21,
         Rule::R22,
         Rule::R23,
+        Rule::R23_1,
+        Rule::R23_2,
+        Rule::R23_3,
+        Rule::R23_4,
         Rule::R23_5,
         Rule::R24,
     ];
@@ -86,8 +117,13 @@ impl Rule {
             Rule::R2 => "R2",
             Rule::R3 => "R3",
             Rule::R4 => "R4",
+            Rule::R4_1 => "R4.1",
+            Rule::R4_2 => "R4.2",
+            Rule::R4_3 => "R4.3",
+            Rule::R4_4 => "R4.4",
             Rule::R5 => "R5",
             Rule::R6 => "R6",
+            Rule::R7 => "R7",
             Rule::R7_1 => "R7.1",
             Rule::R7_2 => "R7.2",
             Rule::R7_3 => "R7.3",
@@ -100,8 +136,12 @@ impl Rule {
             Rule::R12 => "R12",
             Rule::R13 => "R13",
             Rule::R14 => "R14",
+            Rule::R14_1 => "R14.1",
             Rule::R14_1b => "R14.1b",
+            Rule::R14_2 => "R14.2",
             Rule::R14_3 => "R14.3",
+            Rule::R14_4 => "R14.4",
+            Rule::R14_5 => "R14.5",
             Rule::R15 => "R15",
             Rule::R16 => "R16",
             Rule::R17 => "R17",
@@ -111,6 +151,10 @@ impl Rule {
             Rule::R21 => "R21",
             Rule::R22 => "R22",
             Rule::R23 => "R23",
+            Rule::R23_1 => "R23.1",
+            Rule::R23_2 => "R23.2",
+            Rule::R23_3 => "R23.3",
+            Rule::R23_4 => "R23.4",
             Rule::R23_5 => "R23.5",
             Rule::R24 => "R24",
         }
@@ -142,14 +186,14 @@ impl fmt::Display for Rule {
 
 /// The rules one step fired, as a bit set (no allocation on the checker's hot path).
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct RuleSet(u32);
+pub struct RuleSet(u64);
 
 impl RuleSet {
     pub fn insert(&mut self, r: Rule) {
-        self.0 |= 1 << r as u32;
+        self.0 |= 1 << r as u64;
     }
     pub fn contains(self, r: Rule) -> bool {
-        self.0 & (1 << r as u32) != 0
+        self.0 & (1 << r as u64) != 0
     }
     pub fn is_empty(self) -> bool {
         self.0 == 0

@@ -47,16 +47,22 @@ impl Step<'_> {
     pub fn execute(&mut self, b: BucketId) -> Flow {
         self.fired(Rule::R4);
         if self.deleted(b) {
-            // R4.1
+            self.fired(Rule::R4_1);
             return self.finish(b, BucketStatus::Completed);
         }
         match self.entry(b).kind() {
-            // R4.2
-            PlanKind::NoOp => self.finish(b, BucketStatus::Completed),
-            // R4.3
-            PlanKind::LeaderOnly => self.lead(b),
-            // R4.4
-            PlanKind::Move => self.resume(b),
+            PlanKind::NoOp => {
+                self.fired(Rule::R4_2);
+                self.finish(b, BucketStatus::Completed)
+            }
+            PlanKind::LeaderOnly => {
+                self.fired(Rule::R4_3);
+                self.lead(b)
+            }
+            PlanKind::Move => {
+                self.fired(Rule::R4_4);
+                self.resume(b)
+            }
         }
     }
 
@@ -144,6 +150,7 @@ impl Step<'_> {
 
     /// R7 `resume(b)`: the move decision table, first match.
     pub fn resume(&mut self, b: BucketId) -> Flow {
+        self.fired(Rule::R7);
         let e = self.entry(b);
         if self.final_state(b) {
             self.fired(Rule::R7_1);

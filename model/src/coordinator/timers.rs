@@ -50,6 +50,7 @@ impl Step<'_> {
         }
         // R14.1: deleted buckets count as completed, before any give-up.
         if self.deleted(b) {
+            self.fired(Rule::R14_1);
             return self.finish(b, BucketStatus::Completed);
         }
         // R14.1b (finding F1): after a cancel, a drained bucket that is back at origin is
@@ -65,7 +66,8 @@ impl Step<'_> {
         let observed = self.observe(b);
         let targets_live = self.entry(b).trs_set().is_subset(self.s.coordinator.live);
         let a = self.s.coordinator.attempt_mut(b).expect("tracked attempt");
-        if observed != a.observed {
+        let progressed = observed != a.observed;
+        if progressed {
             a.observed = observed;
             a.since_progress = 0;
             a.blocked_for = None;
@@ -87,7 +89,12 @@ impl Step<'_> {
             self.out.gave_up = Some(give_up);
             return self.finish(b, BucketStatus::Failed);
         }
+        if progressed {
+            self.fired(Rule::R14_2);
+        }
         // R14.4: schedule the next reconcile (under H7 the next tick, and nothing counted).
+        self.fired(Rule::R14_4);
+        let a = self.s.coordinator.attempt_mut(b).expect("tracked attempt");
         let n = a.reconciles;
         let next = if endless { 1 } else { self.backoff(n) };
         let a = self.s.coordinator.attempt_mut(b).expect("tracked attempt");
@@ -96,6 +103,7 @@ impl Step<'_> {
             a.reconciles = n.saturating_add(1);
         }
         // R14.5: the action.
+        self.fired(Rule::R14_5);
         match self.entry(b).kind() {
             PlanKind::LeaderOnly if self.bug(Bug::ReelectOnReconcile) => self.reelect(b),
             PlanKind::LeaderOnly => self.lead(b),
@@ -178,12 +186,17 @@ impl Step<'_> {
                 let q = &mut self.s.coordinator.queued_timeouts;
                 let pos = q.partition_point(|k| *k < a.key);
                 q.insert(pos, a.key);
+                self.fired(Rule::R23_1);
                 self.enqueue(Event::Timeout { key: a.key });
             }
         }
         // R23.2: tracked attempts whose reconcile is due.
         for (b, a) in &attempts {
-            if self.s.coordinator.is_tracked(*b) && a.reconcile_in == 0 {
+            if self.s.coordinator.is_tracked(*b)
+                && a.reconcile_in == 0
+                && !self.s.coordinator.queued_reconciles.contains(&a.key)
+            {
+                self.fired(Rule::R23_2);
                 self.enqueue_reconcile(a.key);
             }
         }
@@ -192,6 +205,7 @@ impl Step<'_> {
         if c.finalize_pending && !c.finalize_queued {
             if let Some(rid) = c.rid {
                 c.finalize_queued = true;
+                self.fired(Rule::R23_3);
                 self.enqueue(Event::Finalize { rid });
             }
         }
@@ -200,6 +214,7 @@ impl Step<'_> {
         let c = &mut self.s.coordinator;
         if retry && c.recovery_pending && !c.recovery_queued {
             c.recovery_queued = true;
+            self.fired(Rule::R23_4);
             self.enqueue(Event::Recover);
         }
         // R23.5: failed liveness and deletion writes.
