@@ -13,6 +13,8 @@ use rebalance_model::{Bug, BugSet, Config, RebalanceModel};
 #[command(
     name = "rebalance-conformance",
     version,
+    // Every subcommand answers `--version` too, as a user tries it after the subcommand.
+    propagate_version = true,
     about = "Replays model traces against the production rebalance manager and compares both \
              after every step",
     long_about = "Every model step is mirrored on the manager (client requests, events, \

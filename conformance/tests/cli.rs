@@ -124,6 +124,42 @@ fn numeric_flags_out_of_range_are_usage_errors_and_version_answers() {
     assert!(stdout.contains("--threads"), "{stdout}");
 }
 
+/// `--version` answers after every subcommand too, where a user types it, and each
+/// subcommand's help lists it.
+#[test]
+fn every_subcommand_answers_version() {
+    let (_, help, _) = cli(&["--help"]);
+    let listed = help
+        .split("Commands:")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .unwrap_or_else(|| panic!("no Commands section: {help}"));
+    // A command's name starts its line; the validate command's description wraps onto
+    // indented lines of its own.
+    let subs: Vec<&str> = listed
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| *n != "help")
+        .collect();
+    assert_eq!(
+        subs,
+        ["replay", "exhaustive", "random", "validate"],
+        "{help}"
+    );
+    for sub in subs {
+        let (code, stdout, stderr) = cli(&[sub, "--version"]);
+        assert_eq!(code, Some(0), "{sub}: {stderr}");
+        assert_eq!(
+            stdout.trim(),
+            format!("rebalance-conformance-{sub} {}", env!("CARGO_PKG_VERSION"))
+        );
+        let (code, help, _) = cli(&[sub, "--help"]);
+        assert_eq!(code, Some(0), "{sub}");
+        assert!(help.contains("-V, --version"), "{sub}: {help}");
+    }
+}
+
 /// A log of the manager along a kept trace, written to `dir`, and its text.
 fn manager_log(dir: &Path, name: &str) -> (String, String) {
     let trace = rebalance_model::Trace::read(here("traces/timeout-then-late-completion.json"))

@@ -120,7 +120,10 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         match a.as_str() {
             "-h" | "--help" => return Ok(None),
             "-V" | "--version" => {
-                println!("cluster (rebalance-manager {})", env!("CARGO_PKG_VERSION"));
+                // The example's own crate, whose version this is (it moved out of the
+                // manager's crate, whose name it used to print).
+                let (name, version) = (env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"));
+                println!("cluster ({name} {version})");
                 std::process::exit(0);
             }
             "--buckets" => {

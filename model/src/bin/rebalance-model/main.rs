@@ -18,6 +18,8 @@ use std::time::Duration;
 #[command(
     name = "rebalance-model",
     version,
+    // Every subcommand answers `--version` too (`check --version` used to suggest `--variant`).
+    propagate_version = true,
     about = "Exhaustive Stateright model of the Fluss bucket-rebalance protocol (spec/protocol.md)"
 )]
 struct Cli {
