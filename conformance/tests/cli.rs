@@ -107,12 +107,59 @@ fn numeric_flags_out_of_range_are_usage_errors_and_version_answers() {
         &["exhaustive", "--config", "tiny", "--threads", "100000"],
         &["random", "--cases", "0"],
         &["random", "--steps", "0"],
+        &["validate", "log", "--max-hidden", "0"],
+        &["validate", "log", "--max-hidden", "65"],
+        // A step timeout of 0 ms killed every implementation at its handshake.
+        &[
+            "replay",
+            "t.json",
+            "--sut",
+            "true",
+            "--step-timeout-ms",
+            "0",
+        ],
+        &[
+            "replay",
+            "t.json",
+            "--sut",
+            "true",
+            "--step-timeout-ms",
+            "86400001",
+        ],
     ] {
         let (code, stdout, stderr) = cli(args);
         assert_eq!(code, Some(2), "{args:?}");
         assert!(stderr.contains("is not in 1..="), "{args:?}: {stderr}");
+        let flag = args[args.len() - 2];
+        assert!(
+            stderr.contains(flag),
+            "{args:?}: {flag} not named: {stderr}"
+        );
         assert!(stdout.is_empty(), "{args:?}: did work before refusing");
     }
+    // clap writes an open-ended u64 range as `1..18446744073709551615`.
+    let (code, _, stderr) = cli(&["validate", "log", "--max-states", "0"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_says(&stderr, &["--max-states", "0 is not in 1.."]);
+    // Flags that only mean something with --sut are refused without it, or against it, rather
+    // than ignored: a step timeout with no implementation to time, and several threads for a
+    // walk that drives one process.
+    let (code, stdout, stderr) = cli(&["replay", "t.json", "--step-timeout-ms", "5"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_says(&stderr, &["--sut <COMMAND>"]);
+    assert!(stdout.is_empty(), "{stdout}");
+    let (code, stdout, stderr) = cli(&[
+        "exhaustive",
+        "--config",
+        "tiny",
+        "--sut",
+        "true",
+        "--threads",
+        "2",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_says(&stderr, &["--threads 2", "single-threaded"]);
+    assert!(stdout.is_empty(), "{stdout}");
     let (code, stdout, _) = cli(&["--version"]);
     assert_eq!(code, Some(0));
     assert_eq!(

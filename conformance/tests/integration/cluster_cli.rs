@@ -86,3 +86,42 @@ fn version_and_help_exit_zero() {
     assert_eq!(code, Some(0));
     assert_says(&out, &["--kill-at-store-op", "--log", "--version"]);
 }
+
+/// A bucket count beyond the example's limit is refused at once (it would fill memory for
+/// hours), naming the flag and the range.
+#[test]
+fn too_many_buckets_are_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("file:{}", dir.path().join("store").display());
+    for n in ["0", "1000001"] {
+        let (code, out, err) = cluster(&["--buckets", n, "--store", &store]);
+        assert_eq!(code, Some(2), "{n}: {err}");
+        assert_says(&err, &[&format!("--buckets {n}: expected 1 to 1000000")]);
+        assert!(out.is_empty(), "{out}");
+    }
+    assert!(!dir.path().join("store").exists(), "a store was created");
+}
+
+/// A crash asked for after more inputs than the run takes injects nothing, and the summary
+/// says so instead of "no crash injected", which reads as none asked for.
+#[test]
+fn a_crash_beyond_the_run_is_reported_as_not_injected() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("file:{}", dir.path().join("store").display());
+    let (code, out, err) = cluster(&[
+        "--buckets",
+        "2",
+        "--store",
+        &store,
+        "--crash-coordinator-at",
+        "1000000",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_says(
+        &out,
+        &[
+            "recovery          no crash: the run ended after ",
+            " inputs, before --crash-coordinator-at 1000000",
+        ],
+    );
+}

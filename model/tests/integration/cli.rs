@@ -240,11 +240,23 @@ fn numeric_flags_out_of_range_are_usage_errors_and_version_answers() {
         &["bench", "--threads", "0"],
         &["churn", "--walks", "0"],
         &["churn", "--max-steps", "0"],
+        // A simulation of 0 s checked no state and reported every property as holding; one of
+        // u64::MAX seconds panicked on the checker's deadline.
+        &["check", "--strategy", "simulate", "--seconds", "0"],
+        &[
+            "check",
+            "--strategy",
+            "simulate",
+            "--seconds",
+            "18446744073709551615",
+        ],
     ] {
         let out = run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("is not in 1..="), "{args:?}: {err}");
+        let flag = args[args.len() - 2];
+        assert!(err.contains(flag), "{args:?}: {flag} not named: {err}");
         assert!(out.stdout.is_empty(), "{args:?}: did work before refusing");
     }
     let out = run(&["--version"]);
