@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use rebalance_conformance::sut::driver::SutCommand;
 use rebalance_conformance::{exhaustive, projection, random, replay, report, sut};
-use rebalance_model::{Bug, BugSet, Config, RebalanceModel};
+use rebalance_model::{Bug, BugSet, Config, ConfigError, RebalanceModel};
 
 #[derive(Parser)]
 #[command(
@@ -178,8 +178,13 @@ fn validate_log(
     }
     let mut cfg = match (config, &log.model) {
         (Some(name), _) => load_config(name)?,
-        (None, Some(v)) => Config::from_json_str(&v.to_string())
-            .map_err(|e| format!("invalid log {}: line 1: field `model`: {e}", path.display()))?,
+        (None, Some(v)) => Config::from_json_str(&v.to_string()).map_err(|e| {
+            format!(
+                "invalid log {}: line 1: {}",
+                path.display(),
+                header_model(&e)
+            )
+        })?,
         (None, None) => {
             return Err(format!(
                 "{}: the log's header has no model configuration; give one with --config",
@@ -240,6 +245,18 @@ fn validate_log(
             println!("undecided: line {line}: {why} ({seen})");
             Ok(ExitCode::from(3))
         }
+    }
+}
+
+/// A configuration error in the log header's `model`, its field path under `model` as one path
+/// (`field `model.buckets[0].leader``, not `field `model`: field `buckets[0].leader``).
+fn header_model(e: &ConfigError) -> String {
+    match e {
+        ConfigError::Invalid { field, message } if !field.is_empty() => {
+            let dot = if field.starts_with('[') { "" } else { "." };
+            format!("field `model{dot}{field}`: {message}")
+        }
+        other => format!("field `model`: {other}"),
     }
 }
 

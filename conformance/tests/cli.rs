@@ -273,6 +273,19 @@ fn validate_exits_0_1_2_and_3_as_its_help_says() {
     assert_eq!(code, Some(2), "{stderr}");
     assert_says(&stderr, &["line 2", "coordinator_epoch"]);
 
+    // A type error in the header's model configuration: one field path, under `model`.
+    let bad_model = dir.path().join("bad-model.log");
+    let mut header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    header["model"]["buckets"][0]["leader"] = serde_json::json!("zero");
+    let rest: Vec<&str> = text.lines().skip(1).collect();
+    std::fs::write(&bad_model, format!("{header}\n{}\n", rest.join("\n"))).unwrap();
+    let (code, _, stderr) = cli(&["validate", &bad_model.display().to_string()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_says(
+        &stderr,
+        &["line 1: field `model.buckets[0].leader`: invalid type: string \"zero\""],
+    );
+
     // No model in the header and no --config: exit 2, saying so.
     let bare = dir.path().join("bare.log");
     let rest: Vec<&str> = text.lines().skip(1).collect();
