@@ -87,6 +87,40 @@ fn version_and_help_exit_zero() {
     assert_says(&out, &["--kill-at-store-op", "--log", "--version"]);
 }
 
+/// Every flag the example's argument parser matches is in its `--help`, in both the usage
+/// lines and the option list: read from the parser's source, so a flag added without its line
+/// of help fails here.
+#[test]
+fn help_lists_every_flag_the_parser_accepts() {
+    let source = std::fs::read_to_string(common::repo_root().join("stores/examples/cluster.rs"))
+        .expect("the example's source");
+    let parser = source
+        .split("fn parse_args(")
+        .nth(1)
+        .and_then(|rest| rest.split("\n}\n").next())
+        .expect("fn parse_args");
+    let flags: Vec<&str> = parser
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| s.starts_with('-') && s.len() > 1 && !s.contains(' '))
+        .collect();
+    assert!(flags.contains(&"--kill-at-store-op"), "{flags:?}");
+    let (code, help, _) = cluster(&["--help"]);
+    assert_eq!(code, Some(0));
+    let (usage, options) = help.split_once("OPTIONS:").expect("an OPTIONS section");
+    for flag in flags {
+        let listed = |text: &str| {
+            text.split(|c: char| c.is_whitespace() || "[]|,".contains(c))
+                .any(|w| w == flag)
+        };
+        assert!(listed(options), "{flag} not in the options: {help}");
+        if flag.starts_with("--") && !["--help", "--version"].contains(&flag) {
+            assert!(listed(usage), "{flag} not in the usage lines: {help}");
+        }
+    }
+}
+
 /// A bucket count beyond the example's limit is refused at once (it would fill memory for
 /// hours), naming the flag and the range.
 #[test]
