@@ -7,12 +7,14 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use rebalance_conformance::sut::driver::SutCommand;
 use rebalance_conformance::{exhaustive, projection, random, replay, report, sut};
-use rebalance_model::{Bug, BugSet, Config, RebalanceModel};
+use rebalance_model::{Bug, BugSet, Config, ConfigError, RebalanceModel};
 
 #[derive(Parser)]
 #[command(
     name = "rebalance-conformance",
     version,
+    // Every subcommand answers `--version` too, as a user tries it after the subcommand.
+    propagate_version = true,
     about = "Replays model traces against the production rebalance manager and compares both \
              after every step",
     long_about = "Every model step is mirrored on the manager (client requests, events, \
@@ -60,7 +62,8 @@ enum Command {
         #[arg(long, default_value = ".")]
         out_dir: PathBuf,
         /// Number of workers, 1 to 256 (default: every core); 1 is the single-threaded walk,
-        /// for measurements undisturbed by other work on the machine.
+        /// for measurements undisturbed by other work on the machine. With --sut the walk is
+        /// single-threaded, so only 1 is accepted there.
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
         threads: Option<u16>,
         #[command(flatten)]
@@ -93,11 +96,13 @@ enum Command {
     /// Trace validation: decide whether some behaviour of the model explains a coordinator's own
     /// log (spec/log-format.md), the steps the coordinator cannot see (deliveries to servers,
     /// ISR proposals, duplicates, an AdjustIsr or its answer lost) searched breadth-first
-    /// between two records. Exit 0
-    /// valid, 1 a record no model path explains (with the closest candidate's keyed diff), 2 a
-    /// malformed log (line and field) or bad usage, 3 undecided (no explanation within
-    /// --max-hidden / --max-states; a larger bound may find one).
-    #[command(verbatim_doc_comment)]
+    /// between two records.
+    ///
+    /// Exit 0 valid, 1 a record no model path explains (with the closest candidate's keyed
+    /// diff), 2 a malformed log (line and field) or bad usage, 3 undecided (no explanation
+    /// within --max-hidden / --max-states; a larger bound may find one).
+    // Two paragraphs rather than a verbatim comment, whose line breaks fell mid-sentence
+    // ("Exit 0" / "valid") and which filled the command list of `--help` with all of it.
     Validate {
         /// The log: one JSON object per line, the header first.
         log: PathBuf,
@@ -106,10 +111,10 @@ enum Command {
         /// `max_network` is ignored: a log shows every delivery.
         #[arg(long)]
         config: Option<String>,
-        /// Hidden model steps searched between two records, at most.
+        /// Hidden model steps searched between two records, at most: 1 to 64.
         #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=64))]
         max_hidden: u32,
-        /// Model states in one record's hidden search, at most.
+        /// Model states in one record's hidden search, at most (at least 1).
         #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..))]
         max_states: u64,
     },
@@ -123,10 +128,16 @@ struct SutArgs {
     /// `target/release/rebalance-manager-stdio`. Walks are then single-threaded.
     #[arg(long, value_name = "COMMAND")]
     sut: Option<String>,
-    /// With --sut: how long one step's requests may take before the implementation is killed.
-    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    /// With --sut: how long one step's requests may take before the implementation is killed,
+    /// 1 to 86400000 ms (a day). 0 would kill every implementation at the handshake.
+    #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "sut",
+          value_parser = clap::value_parser!(u64).range(1..=MAX_STEP_TIMEOUT_MS))]
     step_timeout_ms: u64,
 }
+
+/// The longest `--step-timeout-ms`: a day, beyond any step an implementation that still answers
+/// takes, however slow the machine or however closely it is being debugged.
+const MAX_STEP_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
 
 impl SutArgs {
     fn command(&self) -> Result<Option<SutCommand>, String> {
@@ -137,6 +148,18 @@ impl SutArgs {
                     .map_err(|e| e.to_string())
             })
             .transpose()
+    }
+}
+
+/// A walk against an implementation under test is single-threaded (one child, one walk), so a
+/// `--threads` above 1 with `--sut` would be silently ignored: refused instead.
+fn single_threaded_with_sut(sut: Option<&SutCommand>, threads: Option<u16>) -> Result<(), String> {
+    match (sut, threads) {
+        (Some(_), Some(n)) if n > 1 => Err(format!(
+            "--threads {n}: a walk with --sut is single-threaded (one implementation process); \
+             leave --threads out"
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -155,8 +178,13 @@ fn validate_log(
     }
     let mut cfg = match (config, &log.model) {
         (Some(name), _) => load_config(name)?,
-        (None, Some(v)) => Config::from_json_str(&v.to_string())
-            .map_err(|e| format!("invalid log {}: line 1: field `model`: {e}", path.display()))?,
+        (None, Some(v)) => Config::from_json_str(&v.to_string()).map_err(|e| {
+            format!(
+                "invalid log {}: line 1: {}",
+                path.display(),
+                header_model(&e)
+            )
+        })?,
         (None, None) => {
             return Err(format!(
                 "{}: the log's header has no model configuration; give one with --config",
@@ -217,6 +245,18 @@ fn validate_log(
             println!("undecided: line {line}: {why} ({seen})");
             Ok(ExitCode::from(3))
         }
+    }
+}
+
+/// A configuration error in the log header's `model`, its field path under `model` as one path
+/// (`field `model.buckets[0].leader``, not `field `model`: field `buckets[0].leader``).
+fn header_model(e: &ConfigError) -> String {
+    match e {
+        ConfigError::Invalid { field, message } if !field.is_empty() => {
+            let dot = if field.starts_with('[') { "" } else { "." };
+            format!("field `model{dot}{field}`: {message}")
+        }
+        other => format!("field `model`: {other}"),
     }
 }
 
@@ -346,6 +386,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             sut,
         } => {
             let sut = sut.command()?;
+            single_threaded_with_sut(sut.as_ref(), threads)?;
             let cfg = load_config(&config)?;
             let bugs = parse_bugs(&bugs, &variants)?;
             let model = RebalanceModel::new(cfg.clone(), BugSet::of(&bugs));

@@ -107,12 +107,59 @@ fn numeric_flags_out_of_range_are_usage_errors_and_version_answers() {
         &["exhaustive", "--config", "tiny", "--threads", "100000"],
         &["random", "--cases", "0"],
         &["random", "--steps", "0"],
+        &["validate", "log", "--max-hidden", "0"],
+        &["validate", "log", "--max-hidden", "65"],
+        // A step timeout of 0 ms killed every implementation at its handshake.
+        &[
+            "replay",
+            "t.json",
+            "--sut",
+            "true",
+            "--step-timeout-ms",
+            "0",
+        ],
+        &[
+            "replay",
+            "t.json",
+            "--sut",
+            "true",
+            "--step-timeout-ms",
+            "86400001",
+        ],
     ] {
         let (code, stdout, stderr) = cli(args);
         assert_eq!(code, Some(2), "{args:?}");
         assert!(stderr.contains("is not in 1..="), "{args:?}: {stderr}");
+        let flag = args[args.len() - 2];
+        assert!(
+            stderr.contains(flag),
+            "{args:?}: {flag} not named: {stderr}"
+        );
         assert!(stdout.is_empty(), "{args:?}: did work before refusing");
     }
+    // clap writes an open-ended u64 range as `1..18446744073709551615`.
+    let (code, _, stderr) = cli(&["validate", "log", "--max-states", "0"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_says(&stderr, &["--max-states", "0 is not in 1.."]);
+    // Flags that only mean something with --sut are refused without it, or against it, rather
+    // than ignored: a step timeout with no implementation to time, and several threads for a
+    // walk that drives one process.
+    let (code, stdout, stderr) = cli(&["replay", "t.json", "--step-timeout-ms", "5"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_says(&stderr, &["--sut <COMMAND>"]);
+    assert!(stdout.is_empty(), "{stdout}");
+    let (code, stdout, stderr) = cli(&[
+        "exhaustive",
+        "--config",
+        "tiny",
+        "--sut",
+        "true",
+        "--threads",
+        "2",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_says(&stderr, &["--threads 2", "single-threaded"]);
+    assert!(stdout.is_empty(), "{stdout}");
     let (code, stdout, _) = cli(&["--version"]);
     assert_eq!(code, Some(0));
     assert_eq!(
@@ -122,6 +169,42 @@ fn numeric_flags_out_of_range_are_usage_errors_and_version_answers() {
     let (code, stdout, _) = cli(&["exhaustive", "--help"]);
     assert_eq!(code, Some(0));
     assert!(stdout.contains("--threads"), "{stdout}");
+}
+
+/// `--version` answers after every subcommand too, where a user types it, and each
+/// subcommand's help lists it.
+#[test]
+fn every_subcommand_answers_version() {
+    let (_, help, _) = cli(&["--help"]);
+    let listed = help
+        .split("Commands:")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .unwrap_or_else(|| panic!("no Commands section: {help}"));
+    // A command's name starts its line; the validate command's description wraps onto
+    // indented lines of its own.
+    let subs: Vec<&str> = listed
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| *n != "help")
+        .collect();
+    assert_eq!(
+        subs,
+        ["replay", "exhaustive", "random", "validate"],
+        "{help}"
+    );
+    for sub in subs {
+        let (code, stdout, stderr) = cli(&[sub, "--version"]);
+        assert_eq!(code, Some(0), "{sub}: {stderr}");
+        assert_eq!(
+            stdout.trim(),
+            format!("rebalance-conformance-{sub} {}", env!("CARGO_PKG_VERSION"))
+        );
+        let (code, help, _) = cli(&[sub, "--help"]);
+        assert_eq!(code, Some(0), "{sub}");
+        assert!(help.contains("-V, --version"), "{sub}: {help}");
+    }
 }
 
 /// A log of the manager along a kept trace, written to `dir`, and its text.
@@ -189,6 +272,19 @@ fn validate_exits_0_1_2_and_3_as_its_help_says() {
     let (code, _, stderr) = cli(&["validate", &malformed.display().to_string()]);
     assert_eq!(code, Some(2), "{stderr}");
     assert_says(&stderr, &["line 2", "coordinator_epoch"]);
+
+    // A type error in the header's model configuration: one field path, under `model`.
+    let bad_model = dir.path().join("bad-model.log");
+    let mut header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    header["model"]["buckets"][0]["leader"] = serde_json::json!("zero");
+    let rest: Vec<&str> = text.lines().skip(1).collect();
+    std::fs::write(&bad_model, format!("{header}\n{}\n", rest.join("\n"))).unwrap();
+    let (code, _, stderr) = cli(&["validate", &bad_model.display().to_string()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_says(
+        &stderr,
+        &["line 1: field `model.buckets[0].leader`: invalid type: string \"zero\""],
+    );
 
     // No model in the header and no --config: exit 2, saying so.
     let bare = dir.path().join("bare.log");

@@ -181,6 +181,9 @@ pub enum ConfigError {
     Parse { path: String, message: String },
     /// A field has a value the model cannot use.
     Invalid { field: String, message: String },
+    /// Something other than a JSON object where a configuration belongs; a string there is most
+    /// likely a preset's name, which [`crate::presets::explain`] says more about.
+    NotAnObject { found: serde_json::Value },
 }
 
 impl ConfigError {
@@ -206,6 +209,17 @@ impl fmt::Display for ConfigError {
             ConfigError::Parse { path, message } => write!(f, "{path}: {message}"),
             ConfigError::Invalid { field, message } if field.is_empty() => write!(f, "{message}"),
             ConfigError::Invalid { field, message } => write!(f, "field `{field}`: {message}"),
+            ConfigError::NotAnObject { found } => {
+                let found = match found {
+                    serde_json::Value::String(s) => format!("the string {s:?}"),
+                    other => other.to_string(),
+                };
+                write!(
+                    f,
+                    "expected a configuration object, found {found} (a preset's name is accepted \
+                     by --config, not inside a file or trace)"
+                )
+            }
         }
     }
 }
@@ -259,18 +273,7 @@ impl Config {
     /// every field validated.
     pub fn from_value(value: serde_json::Value) -> Result<Config, ConfigError> {
         if !value.is_object() {
-            let found = match &value {
-                serde_json::Value::String(s) => format!("the string {s:?}"),
-                other => other.to_string(),
-            };
-            return Err(ConfigError::invalid(
-                "",
-                format!(
-                    "expected a configuration object, found {found} (a preset's name is \
-                     accepted by --config, not inside a file or trace; `rebalance-model configs` \
-                     lists the presets)"
-                ),
-            ));
+            return Err(ConfigError::NotAnObject { found: value });
         }
         let mut config: Config = serde_path_to_error::deserialize(value).map_err(|e| {
             let field = e.path().to_string();

@@ -357,12 +357,70 @@ pub fn load(name_or_path: &str) -> Result<Config, String> {
     if std::path::Path::new(name_or_path).exists() {
         return Config::from_json_file(name_or_path).map_err(|e| match e {
             // A bad field is named with its file; the others already name it.
-            ConfigError::Invalid { .. } => format!("{name_or_path}: {e}"),
+            ConfigError::Invalid { .. } | ConfigError::NotAnObject { .. } => {
+                format!("{name_or_path}: {}", explain(&e))
+            }
             other => other.to_string(),
         });
     }
     Err(format!(
-        "unknown configuration `{name_or_path}`: neither a preset ({}) nor a file",
+        "unknown configuration `{name_or_path}`{}: neither a preset ({}) nor a file",
+        did_you_mean(name_or_path),
         preset_names().join(", ")
     ))
+}
+
+/// What a configuration error says, and, for a string where a configuration object belongs (a
+/// preset's name, meant or misspelt, inside a file or a trace), what exists instead: serde
+/// alone said `expected struct Config`.
+pub fn explain(e: &ConfigError) -> String {
+    let ConfigError::NotAnObject {
+        found: serde_json::Value::String(name),
+    } = e
+    else {
+        return e.to_string();
+    };
+    if preset(name).is_some() {
+        return format!(
+            "{e}; `{name}` is a preset: give its configuration itself (`rebalance-model check \
+             --config {name} --json` prints it as `config_resolved`)"
+        );
+    }
+    format!(
+        "{e}; `{name}` is not a preset either{}; the presets are {}",
+        did_you_mean(name),
+        preset_names().join(", ")
+    )
+}
+
+/// ` (did you mean `tiny`?)` when exactly one preset is a near miss of `name` (at most two
+/// single-character edits, and fewer than half its length), else nothing.
+fn did_you_mean(name: &str) -> String {
+    let near: Vec<&str> = preset_names()
+        .into_iter()
+        .filter(|p| {
+            let d = edits(name, p);
+            d <= 2 && 2 * d < p.chars().count()
+        })
+        .collect();
+    match near.as_slice() {
+        [one] => format!(" (did you mean `{one}`?)"),
+        _ => String::new(),
+    }
+}
+
+/// The Levenshtein distance: single-character insertions, deletions and substitutions.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
 }

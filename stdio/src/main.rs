@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use rebalance_manager_stdio::server::{serve, ServeError};
 
 fn main() -> ExitCode {
-    const USAGE: &str = "usage: rebalance-manager-stdio [--help | --version]\n\n\
+    const USAGE: &str = "usage: rebalance-manager-stdio [-h | --help | -V | --version]\n\n\
         Serves the driver protocol of spec/driver-protocol.md on stdin and stdout; run it through\n\
         `rebalance-conformance replay --sut rebalance-manager-stdio FILE`.\n\n\
         Exit codes: 0 at the end of input, 1 on an I/O error, 2 on a refused request or bad usage.";

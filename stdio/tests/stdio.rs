@@ -287,12 +287,21 @@ fn help_and_version_exit_0_and_other_arguments_are_a_usage_error() {
     let help = run("--help");
     assert_eq!(help.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&help.stdout).contains("spec/driver-protocol.md"));
+    // The usage line names every spelling the binary accepts, and each one answers.
+    assert!(
+        String::from_utf8_lossy(&help.stdout)
+            .contains("usage: rebalance-manager-stdio [-h | --help | -V | --version]"),
+        "{}",
+        String::from_utf8_lossy(&help.stdout)
+    );
+    assert_eq!(run("-h").stdout, help.stdout);
     let version = run("--version");
     assert_eq!(version.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&version.stdout).trim(),
         format!("rebalance-manager-stdio {}", env!("CARGO_PKG_VERSION"))
     );
+    assert_eq!(run("-V").stdout, version.stdout);
     let bad = run("--serve");
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unexpected arguments"));

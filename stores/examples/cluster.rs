@@ -27,6 +27,9 @@ const SERVERS: u32 = 8;
 const LOSS_PER_MILLION: u64 = 500;
 const SLOW_PER_MILLION: u64 = 10_000;
 const SLOW_FOR_MS: u64 = 200_000;
+/// The most buckets: ten times the largest measured run (100k took 7 minutes on FileStore), so a
+/// mistyped count is refused at once rather than filling memory for hours.
+const MAX_BUCKETS: u32 = 1_000_000;
 
 const HELP: &str = "\
 cluster: run a bucket rebalance through the rebalance manager against a simulated cluster
@@ -38,7 +41,8 @@ USAGE:
         [--kill-at-store-op N]
 
 OPTIONS:
-    --buckets N                 buckets in the cluster (8 servers, replication factor 3)
+    --buckets N                 buckets in the cluster, 1 to 1000000 (8 servers, replication
+                                factor 3)
     --store file:DIR            a FileStore in DIR (created if DIR holds no store)
     --store zk:HOST:PORT        a ZkStore on that ZooKeeper server, under --root
     --root PATH                 the ZkStore's root node (default /fluss-rebalance-example)
@@ -120,7 +124,10 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
         match a.as_str() {
             "-h" | "--help" => return Ok(None),
             "-V" | "--version" => {
-                println!("cluster (rebalance-manager {})", env!("CARGO_PKG_VERSION"));
+                // The example's own crate, whose version this is (it moved out of the
+                // manager's crate, whose name it used to print).
+                let (name, version) = (env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"));
+                println!("cluster ({name} {version})");
                 std::process::exit(0);
             }
             "--buckets" => {
@@ -128,8 +135,8 @@ fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
                 let n: u32 = v
                     .parse()
                     .map_err(|_| format!("--buckets {v}: not a number"))?;
-                if n == 0 {
-                    return Err("--buckets must be at least 1".into());
+                if !(1..=MAX_BUCKETS).contains(&n) {
+                    return Err(format!("--buckets {v}: expected 1 to {MAX_BUCKETS}"));
                 }
                 buckets = Some(n);
             }
@@ -475,6 +482,8 @@ fn plan_for(records: &[(BucketId, BucketRecord)], rng: &mut Rng) -> Plan {
 struct Run {
     inputs: u64,
     recovery: Vec<Duration>,
+    /// Whether `--zk-outage-at` killed the server (a run may end before it).
+    zk_outage: bool,
 }
 
 /// The store as the run loop holds it: counted for the figures, around a store that counts
@@ -721,6 +730,7 @@ fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
     let mut stats = Run {
         inputs: 0,
         recovery: Vec::new(),
+        zk_outage: false,
     };
     let write_failed = |e: std::io::Error| Failure::Store(format!("writing the log: {e}"));
     // A new log's header describes the plan this run registers, so it is drawn now.
@@ -783,6 +793,7 @@ fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
     loop {
         if args.zk_outage_at == Some(stats.inputs) && !outage_done {
             outage_done = true;
+            stats.zk_outage = true;
             eprintln!(
                 "\ncluster: killing the ZooKeeper server after {} inputs",
                 stats.inputs
@@ -867,6 +878,30 @@ fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
     m.check_invariants()
         .map_err(|v| Failure::Invariant(format!("{v:?}")))?;
     Ok((m, stats, wall.elapsed()))
+}
+
+/// The summary's recovery figure, or why there is none: a `--crash-coordinator-at` (or
+/// `--zk-outage-at`) beyond the run's last input injected nothing, which the summary says rather
+/// than reading as a run that had no crash asked for.
+fn recovery(args: &Args, stats: &Run) -> String {
+    let mut line = match (stats.recovery.first(), args.crash_at) {
+        (Some(d), _) => format!(
+            "{:.1} ms (open the store, start, Recover) after the crash",
+            d.as_secs_f64() * 1e3
+        ),
+        (None, Some(t)) => format!(
+            "no crash: the run ended after {} inputs, before --crash-coordinator-at {t}",
+            stats.inputs
+        ),
+        (None, None) => "no crash injected (--crash-coordinator-at T)".to_string(),
+    };
+    if let (Some(t), false) = (args.zk_outage_at, stats.zk_outage) {
+        line.push_str(&format!(
+            "; no ZooKeeper outage: the run ended after {} inputs, before --zk-outage-at {t}",
+            stats.inputs
+        ));
+    }
+    line
 }
 
 /// A new log for a store that already holds a rebalance: its header could not describe it.
@@ -955,13 +990,7 @@ fn main() -> ExitCode {
         "store failures    {failures}{}",
         last.map(|e| format!(" (last: {e})")).unwrap_or_default()
     );
-    match stats.recovery.first() {
-        Some(d) => println!(
-            "recovery          {:.1} ms (open the store, start, Recover) after the crash",
-            d.as_secs_f64() * 1e3
-        ),
-        None => println!("recovery          no crash injected (--crash-coordinator-at T)"),
-    }
+    println!("recovery          {}", recovery(&args, &stats));
     if m.overall() == Some(OverallStatus::Completed) {
         ExitCode::SUCCESS
     } else {

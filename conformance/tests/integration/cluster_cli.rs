@@ -75,10 +75,87 @@ fn a_log_of_a_finished_run_or_of_another_store_is_refused() {
 
 #[test]
 fn version_and_help_exit_zero() {
+    // The example's crate and version, the whole line: the crates share the workspace version.
     let (code, out, _) = cluster(&["--version"]);
     assert_eq!(code, Some(0));
-    assert_says(&out, &["cluster (rebalance-manager "]);
+    assert_eq!(
+        out.trim(),
+        format!("cluster (rebalance-stores {})", env!("CARGO_PKG_VERSION"))
+    );
     let (code, out, _) = cluster(&["--help"]);
     assert_eq!(code, Some(0));
     assert_says(&out, &["--kill-at-store-op", "--log", "--version"]);
+}
+
+/// Every flag the example's argument parser matches is in its `--help`, in both the usage
+/// lines and the option list: read from the parser's source, so a flag added without its line
+/// of help fails here.
+#[test]
+fn help_lists_every_flag_the_parser_accepts() {
+    let source = std::fs::read_to_string(common::repo_root().join("stores/examples/cluster.rs"))
+        .expect("the example's source");
+    let parser = source
+        .split("fn parse_args(")
+        .nth(1)
+        .and_then(|rest| rest.split("\n}\n").next())
+        .expect("fn parse_args");
+    let flags: Vec<&str> = parser
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| s.starts_with('-') && s.len() > 1 && !s.contains(' '))
+        .collect();
+    assert!(flags.contains(&"--kill-at-store-op"), "{flags:?}");
+    let (code, help, _) = cluster(&["--help"]);
+    assert_eq!(code, Some(0));
+    let (usage, options) = help.split_once("OPTIONS:").expect("an OPTIONS section");
+    for flag in flags {
+        let listed = |text: &str| {
+            text.split(|c: char| c.is_whitespace() || "[]|,".contains(c))
+                .any(|w| w == flag)
+        };
+        assert!(listed(options), "{flag} not in the options: {help}");
+        if flag.starts_with("--") && !["--help", "--version"].contains(&flag) {
+            assert!(listed(usage), "{flag} not in the usage lines: {help}");
+        }
+    }
+}
+
+/// A bucket count beyond the example's limit is refused at once (it would fill memory for
+/// hours), naming the flag and the range.
+#[test]
+fn too_many_buckets_are_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("file:{}", dir.path().join("store").display());
+    for n in ["0", "1000001"] {
+        let (code, out, err) = cluster(&["--buckets", n, "--store", &store]);
+        assert_eq!(code, Some(2), "{n}: {err}");
+        assert_says(&err, &[&format!("--buckets {n}: expected 1 to 1000000")]);
+        assert!(out.is_empty(), "{out}");
+    }
+    assert!(!dir.path().join("store").exists(), "a store was created");
+}
+
+/// A crash asked for after more inputs than the run takes injects nothing, and the summary
+/// says so instead of "no crash injected", which reads as none asked for.
+#[test]
+fn a_crash_beyond_the_run_is_reported_as_not_injected() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("file:{}", dir.path().join("store").display());
+    let (code, out, err) = cluster(&[
+        "--buckets",
+        "2",
+        "--store",
+        &store,
+        "--crash-coordinator-at",
+        "1000000",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_says(
+        &out,
+        &[
+            "recovery          no crash: the run ended after ",
+            " inputs, before --crash-coordinator-at 1000000",
+        ],
+    );
 }

@@ -16,6 +16,7 @@ use crate::bug::{Bug, BugSet};
 use crate::config::{Config, ConfigError, PlanTarget};
 use crate::message::Message;
 use crate::model::RebalanceModel;
+use crate::presets;
 use crate::state::SystemState;
 use crate::view::render;
 use expect::{ExpectFailure, Expectation, Observation};
@@ -585,6 +586,8 @@ fn parse_config(v: Option<&Value>) -> Result<Config, TraceError> {
             TraceError::invalid(format!("config.{field}"), message)
         }
         ConfigError::Parse { message, .. } => TraceError::invalid("config", message),
+        // A preset's name, meant or misspelt: which presets there are.
+        e @ ConfigError::NotAnObject { .. } => TraceError::invalid("config", presets::explain(&e)),
         other => TraceError::invalid("config", other.to_string()),
     })
 }
@@ -789,10 +792,24 @@ fn parse_step(
 /// A register step's plan: a list of targets as the configuration's `plan` gives them, checked
 /// against the configuration (a plan R1 refuses is allowed: that is the step's point).
 fn register_plan(v: &Value, path: &str, config: &Config) -> Result<Value, TraceError> {
-    let targets: Vec<PlanTarget> = serde_json::from_value(v.clone()).map_err(|e| {
+    // Through serde_path_to_error, so that a type error names its target and field
+    // (`steps[0].plan[1].bucket`), not only the plan.
+    let targets: Vec<PlanTarget> = serde_path_to_error::deserialize(v.clone()).map_err(|e| {
+        let inner = e.path().to_string();
+        let at = if inner == "." {
+            path.to_string()
+        } else {
+            format!(
+                "{path}{}{inner}",
+                if inner.starts_with('[') { "" } else { "." }
+            )
+        };
         TraceError::invalid(
-            path,
-            format!("{e} (a plan is a list of {{\"bucket\": b, \"target\": [servers]}})"),
+            at,
+            format!(
+                "{} (a plan is a list of {{\"bucket\": b, \"target\": [servers]}})",
+                e.into_inner()
+            ),
         )
     })?;
     config

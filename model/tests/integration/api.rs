@@ -146,6 +146,36 @@ fn invalid_configs_name_the_field() {
     .contains("servers"));
 }
 
+/// `--config` (presets::load): a misspelt preset name, on its own or as a file's whole content,
+/// names the preset meant and lists them all; a correct one in a file says how to write it out.
+#[test]
+fn a_misspelt_preset_name_says_which_presets_exist() {
+    let e = rebalance_model::presets::load("ci-stor").unwrap_err();
+    assert!(
+        e.starts_with("unknown configuration `ci-stor` (did you mean `ci-store`?): "),
+        "{e}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("named.json");
+    std::fs::write(&path, "\"ci-stor\"").unwrap();
+    let e = rebalance_model::presets::load(path.to_str().unwrap()).unwrap_err();
+    assert!(e.starts_with(&format!("{}: ", path.display())), "{e}");
+    assert!(
+        e.contains("expected a configuration object, found the string \"ci-stor\""),
+        "{e}"
+    );
+    assert!(e.contains("did you mean `ci-store`?"), "{e}");
+    for name in rebalance_model::preset_names() {
+        assert!(e.contains(name), "{name} not listed: {e}");
+    }
+    std::fs::write(&path, "\"tiny\"").unwrap();
+    let e = rebalance_model::presets::load(path.to_str().unwrap()).unwrap_err();
+    assert!(e.contains("`tiny` is a preset"), "{e}");
+    // A name far from every preset guesses none.
+    let e = rebalance_model::presets::load("zzzz").unwrap_err();
+    assert!(!e.contains("did you mean"), "{e}");
+}
+
 /// The configuration files the findings cite must keep loading as the format evolves; the two
 /// `failed-responses-*` files are their presets with only the switch added.
 #[test]

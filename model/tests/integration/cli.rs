@@ -240,11 +240,23 @@ fn numeric_flags_out_of_range_are_usage_errors_and_version_answers() {
         &["bench", "--threads", "0"],
         &["churn", "--walks", "0"],
         &["churn", "--max-steps", "0"],
+        // A simulation of 0 s checked no state and reported every property as holding; one of
+        // u64::MAX seconds panicked on the checker's deadline.
+        &["check", "--strategy", "simulate", "--seconds", "0"],
+        &[
+            "check",
+            "--strategy",
+            "simulate",
+            "--seconds",
+            "18446744073709551615",
+        ],
     ] {
         let out = run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("is not in 1..="), "{args:?}: {err}");
+        let flag = args[args.len() - 2];
+        assert!(err.contains(flag), "{args:?}: {flag} not named: {err}");
         assert!(out.stdout.is_empty(), "{args:?}: did work before refusing");
     }
     let out = run(&["--version"]);
@@ -253,4 +265,50 @@ fn numeric_flags_out_of_range_are_usage_errors_and_version_answers() {
         String::from_utf8_lossy(&out.stdout).trim(),
         format!("rebalance-model {}", env!("CARGO_PKG_VERSION"))
     );
+}
+
+/// The subcommands `rebalance-model --help` lists (without clap's own `help`).
+fn subcommands() -> Vec<String> {
+    let out = run(&["--help"]);
+    let help = String::from_utf8_lossy(&out.stdout).to_string();
+    let listed = help
+        .split("Commands:")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .unwrap_or_else(|| panic!("no Commands section: {help}"));
+    // A command's name starts its line; a description that wraps goes on indented further.
+    let names: Vec<String> = listed
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| *n != "help")
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        names,
+        ["check", "explore", "churn", "configs", "suite", "replay", "bench"],
+        "{help}"
+    );
+    names
+}
+
+/// `--version` answers after every subcommand too, where a user types it: `check --version`
+/// was an unknown argument that suggested `--variant`.
+#[test]
+fn every_subcommand_answers_version() {
+    for sub in subcommands() {
+        let out = run(&[&sub, "--version"]);
+        assert_eq!(out.status.code(), Some(0), "{sub}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            format!("rebalance-model-{sub} {}", env!("CARGO_PKG_VERSION")),
+            "{sub}"
+        );
+        let help = run(&[&sub, "--help"]);
+        assert_eq!(help.status.code(), Some(0), "{sub}");
+        assert!(
+            String::from_utf8_lossy(&help.stdout).contains("-V, --version"),
+            "{sub}"
+        );
+    }
 }

@@ -686,9 +686,19 @@ fn a_bad_register_plan_or_store_is_a_typed_error_with_its_path() {
             with(&cleanup, "/steps/10/plan/0/target", json!([0, 0])),
             "steps[10].plan[0].target",
         ),
+        // Type errors and a missing field name the target and its field, as the
+        // configuration's do (serde alone named only the plan).
+        (
+            with(&cleanup, "/steps/10/plan/0/bucket", json!("zero")),
+            "steps[10].plan[0].bucket",
+        ),
+        (
+            with(&cleanup, "/steps/10/plan/0/target", json!([0, "x"])),
+            "steps[10].plan[0].target[1]",
+        ),
         (
             with(&cleanup, "/steps/10/plan", json!([{"bucket": 0}])),
-            "steps[10].plan",
+            "steps[10].plan[0]",
         ),
         (
             with(&preloaded, "/config/store/task/plan/0/ors", json!([0])),
@@ -823,6 +833,35 @@ fn trace_errors_say_what_a_person_writing_one_needs() {
     v["steps"][0]["fail_store_op"] = json!(200);
     let e = load(&v).unwrap_err().to_string();
     assert!(e.contains("so its operation 200 cannot fail"), "{e}");
+}
+
+/// A preset's name as a trace's `config` says which presets exist, and the one meant when the
+/// name is a near miss; serde alone said `expected struct Config`.
+#[test]
+fn a_preset_name_as_the_config_lists_the_presets() {
+    let mut v = hand_written();
+    v["config"] = json!("ci-stor");
+    assert_eq!(invalid_path(&v), "config");
+    let e = load(&v).unwrap_err().to_string();
+    assert!(e.contains("did you mean `ci-store`?"), "{e}");
+    for name in rebalance_model::preset_names() {
+        assert!(e.contains(name), "{name} not listed: {e}");
+    }
+    v["config"] = json!("tiny");
+    let e = load(&v).unwrap_err().to_string();
+    assert!(e.contains("`tiny` is a preset"), "{e}");
+    assert!(e.contains("--config tiny --json"), "{e}");
+    // The CLI: a usage error (exit 2) with the file and the field.
+    let dir = tempfile::tempdir().unwrap();
+    v["config"] = json!("ci-stor");
+    let path = write(dir.path(), "named.json", &v);
+    let (code, _, stderr) = cli(&["replay", &path]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!("invalid trace {path}: field `config`: ")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did you mean `ci-store`?"), "{stderr}");
 }
 
 #[test]

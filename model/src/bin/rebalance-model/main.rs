@@ -18,6 +18,8 @@ use std::time::Duration;
 #[command(
     name = "rebalance-model",
     version,
+    // Every subcommand answers `--version` too (`check --version` used to suggest `--variant`).
+    propagate_version = true,
     about = "Exhaustive Stateright model of the Fluss bucket-rebalance protocol (spec/protocol.md)"
 )]
 struct Cli {
@@ -94,8 +96,10 @@ enum Command {
         /// Seed for --strategy simulate (printed; a run is replayed by passing it again).
         #[arg(long, default_value_t = 0)]
         seed: u64,
-        /// How long --strategy simulate runs.
-        #[arg(long, default_value_t = 10)]
+        /// How long --strategy simulate runs, in seconds: 1 to 31536000 (a year). 0 would
+        /// check no state and report every property as holding; far more overflowed the
+        /// checker's deadline and panicked.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=MAX_SIMULATE_SECONDS))]
         seconds: u64,
         /// Checker threads (1 to 256).
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -201,6 +205,10 @@ enum Command {
         json: bool,
     },
 }
+
+/// The longest `--seconds`: a year, far beyond any useful run and far from the overflow of
+/// the checker's deadline (`Instant::now() + seconds`).
+const MAX_SIMULATE_SECONDS: u64 = 365 * 24 * 60 * 60;
 
 fn load_config(name: &str) -> Result<Config, String> {
     rebalance_model::presets::load(name)
