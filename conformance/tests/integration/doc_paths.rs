@@ -1,5 +1,5 @@
-//! Every repository path the documents name exists: README, `spec/`, `docs/` and the crates'
-//! `NOTES.md`. A path in backquotes that ends in a file extension must name a file relative to
+//! Every repository path the documents name exists: README, `spec/`, `docs/`, the crates'
+//! `NOTES.md`, and the doc comments (`//!`, `///`) of every Rust file, which are the crate docs. A path in backquotes that ends in a file extension must name a file relative to
 //! the repository root, to the document's own directory, to a crate's root or to `model/src`
 //! (the spec names the model's files as `coordinator/mod.rs`); with a `:LINE` suffix, the file
 //! must have that many lines. Placeholders (`DIR/suite.json`) and what runs write
@@ -28,8 +28,25 @@ fn documents(root: &Path) -> Vec<PathBuf> {
             }
         }
     }
+    for dir in CRATES {
+        common::files_with_ext(&root.join(dir), "rs", &mut docs);
+    }
+    docs.retain(|p| !p.components().any(|c| c.as_os_str() == "target"));
     docs.sort();
     docs
+}
+
+/// What of a document is prose: a Rust file's doc comments, the whole of anything else.
+fn prose(doc: &Path, text: &str) -> String {
+    if doc.extension().is_some_and(|e| e == "rs") {
+        text.lines()
+            .map(str::trim_start)
+            .filter_map(|l| l.strip_prefix("//!").or_else(|| l.strip_prefix("///")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    } else {
+        text.to_string()
+    }
 }
 
 /// The backquoted spans of `text` that look like repository paths: a `/`, a known extension,
@@ -65,7 +82,14 @@ fn named_paths(text: &str) -> Vec<(String, Option<usize>)> {
 
 fn resolve(root: &Path, doc: &Path, path: &str) -> Option<PathBuf> {
     let doc_dir = doc.parent().unwrap().to_path_buf();
+    // A crate's file may name its siblings from the crate's `src/` (`zk/codec.rs`).
+    let crate_src = CRATES
+        .iter()
+        .map(|c| root.join(c))
+        .find(|c| doc.starts_with(c))
+        .map(|c| c.join("src"));
     std::iter::once(doc_dir)
+        .chain(crate_src)
         .chain(OTHER_BASES.iter().chain(CRATES).map(|b| root.join(b)))
         .map(|base| base.join(path))
         .find(|p| p.is_file())
@@ -77,7 +101,10 @@ fn every_path_the_documents_name_exists() {
     let mut missing = Vec::new();
     let mut checked = 0;
     for doc in documents(&root) {
-        let text = std::fs::read_to_string(&doc).expect("readable document");
+        let text = prose(
+            &doc,
+            &std::fs::read_to_string(&doc).expect("readable document"),
+        );
         for (path, line) in named_paths(&text) {
             checked += 1;
             let shown = doc.strip_prefix(&root).unwrap().display();
@@ -117,4 +144,13 @@ fn the_scan_finds_paths_and_skips_placeholders() {
     );
     let root = common::repo_root();
     assert!(resolve(&root, &root.join("README.md"), "spec/missing-file.md").is_none());
+    let rust =
+        "//! see `spec/protocol.md`\nlet x = \"`not/a/doc.rs`\";\n    /// and `wire/src/lib.rs`";
+    assert_eq!(
+        named_paths(&prose(Path::new("a.rs"), rust)),
+        vec![
+            ("spec/protocol.md".to_string(), None),
+            ("wire/src/lib.rs".to_string(), None)
+        ]
+    );
 }

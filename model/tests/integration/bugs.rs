@@ -1,7 +1,7 @@
 //! Every bug switch of spec section 10 violates its named property on a CI preset, with a
 //! pinned shortest counterexample length (our own BFS, `shortest::first_discoveries`). The one
 //! livelock switch, `endless-reconcile`, violates nothing in a state; its lasso, found by the
-//! fair-cycle search, is pinned in `tests/cycles.rs` (`Bug::found_by_cycle_search`).
+//! fair-cycle search, is pinned in `tests/integration/cycles.rs` (`Bug::found_by_cycle_search`).
 
 use rebalance_model::check::shortest::first_discoveries;
 use rebalance_model::{preset, Bug, BugSet, RebalanceModel};
