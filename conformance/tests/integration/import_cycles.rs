@@ -5,9 +5,9 @@
 //! views; projection types below their renderings) is only true while this holds.
 //!
 //! What counts as a reference: `crate::a::b`, `super::a`, `self::a` and, in `use` items, a first
-//! segment naming a child module (`use codec::X` in `stores/src/zk/mod.rs`), anywhere in a file's code
-//! outside comments and its `#[cfg(test)]` module. Declaring a child (`mod a;`) is not a
-//! reference. A path resolves to the deepest module of the crate it names.
+//! segment naming a child module (`use codec::X` in `stores/src/zk/mod.rs`), anywhere in a
+//! file's code outside comments and its `#[cfg(test)]` module. Declaring a child (`mod a;`) is
+//! not a reference. A path resolves to the deepest module of the crate it names.
 
 use crate::common;
 use std::collections::{BTreeMap, BTreeSet};
