@@ -33,6 +33,105 @@ pub fn message(m: &Message) -> String {
     format!("{kind} {}", render::message_body(m))
 }
 
+/// A message by its identity, as the spec writes it: its kind, its bucket, its epochs and key;
+/// `Nli b0 le0 be1 ce1 r1,b0`, `AdjustIsr b0 isr [0,1] le0 be1`. No two messages that can be in
+/// flight together have the same identity (the epochs change with every write), so this names
+/// one message among an Explorer state's actions (`explorer` tests it).
+pub fn message_id(m: &Message) -> String {
+    let key = |k: &Option<crate::types::Key>| k.map_or("no key".into(), |k| k.to_string());
+    let leader = |l: Option<crate::types::ServerId>| l.map_or("-".into(), |l| l.to_string());
+    match m {
+        Message::Nli(n) => format!(
+            "Nli b{} leader {} isr {} le{} be{} ce{} {}",
+            n.bucket,
+            leader(n.leader),
+            render::json(&n.isr),
+            n.leader_epoch,
+            n.bucket_epoch,
+            n.coordinator_epoch,
+            key(&n.exec_key)
+        ),
+        Message::NliResponse(r) => format!(
+            "NliResponse b{} {} le{} be{} ce{} {}",
+            r.bucket,
+            if r.ok { "ok" } else { "refused" },
+            r.context.leader_epoch,
+            r.context.bucket_epoch,
+            r.context.coordinator_epoch,
+            key(&r.context.exec_key)
+        ),
+        Message::AdjustIsr(a) => format!(
+            "AdjustIsr b{} isr {} le{} be{}",
+            a.bucket,
+            render::json(&a.isr),
+            a.leader_epoch,
+            a.bucket_epoch
+        ),
+        Message::AdjustIsrResponse(r) => match &r.result {
+            crate::message::AdjustIsrResult::Ok(l) => format!(
+                "AdjustIsrResponse b{} ok isr {} le{} be{}",
+                r.bucket,
+                render::json(&l.isr),
+                l.leader_epoch,
+                l.bucket_epoch
+            ),
+            crate::message::AdjustIsrResult::Err => format!("AdjustIsrResponse b{} err", r.bucket),
+        },
+    }
+}
+
+/// "actor: what" for one action, each message by its identity ([`message_id`]): the Explorer's
+/// action labels, short enough to read in a list. A counterexample prints [`action`], whose
+/// messages are whole trace JSON, to be pasted into a trace.
+pub fn short_action(a: &Action) -> String {
+    let from = |s: crate::types::ServerId| format!("s{s}");
+    match a {
+        Action::DeliverNli { msg } => {
+            format!(
+                "{}: handles {}",
+                from(msg.to),
+                message_id(&Message::Nli(*msg))
+            )
+        }
+        Action::DeliverNliResponse { msg, fail_store_op } => format!(
+            "coordinator: handles {} from {}{}",
+            message_id(&Message::NliResponse(*msg)),
+            from(msg.from),
+            fail(fail_store_op)
+        ),
+        Action::DeliverAdjustIsr { msg, fail_store_op } => format!(
+            "coordinator: handles {} from {}{}",
+            message_id(&Message::AdjustIsr(*msg)),
+            from(msg.from),
+            fail(fail_store_op)
+        ),
+        Action::DeliverAdjustIsrResponse { msg } => format!(
+            "{}: handles {}",
+            from(msg.to),
+            message_id(&Message::AdjustIsrResponse(*msg))
+        ),
+        Action::DropMessage { msg } => format!("network: loses {}", addressed(msg)),
+        Action::DuplicateMessage { msg } => format!("network: duplicates {}", addressed(msg)),
+        Action::ZombieDeliverNliResponse { msg } => format!(
+            "deposed coordinator: handles {} from {}",
+            message_id(&Message::NliResponse(*msg)),
+            from(msg.from)
+        ),
+        other => action(other),
+    }
+}
+
+/// A message by its identity and its sender or receiver.
+fn addressed(m: &Message) -> String {
+    let peer = match m {
+        Message::Nli(n) => format!("to s{}", n.to),
+        Message::NliResponse(r) => format!("from s{}", r.from),
+        Message::AdjustIsr(a) => format!("from s{}", a.from),
+        Message::AdjustIsrResponse(r) => format!("to s{}", r.to),
+    };
+    format!("{} {peer}", message_id(m))
+}
+
 /// "actor: what" for one action.
 pub fn action(a: &Action) -> String {
     match a {

@@ -132,7 +132,7 @@ impl Model for ExplorerModel {
             .zip(CONDITIONS)
             .map(|(p, condition)| Property {
                 expectation: p.expectation.clone(),
-                name: p.name,
+                name: explorer_name(p, &self.0.config),
                 condition,
             })
             .collect()
@@ -143,7 +143,7 @@ impl Model for ExplorerModel {
     }
 
     fn format_action(&self, action: &Action) -> String {
-        describe::action(action)
+        describe::short_action(action)
     }
 
     fn format_step(&self, last_state: &ExplorerState, action: Action) -> Option<String> {
@@ -152,6 +152,18 @@ impl Model for ExplorerModel {
 
     fn as_svg(&self, path: Path<ExplorerState, Action>) -> Option<String> {
         Some(svg(&self.0, &path.last_state().0))
+    }
+}
+
+/// A property's name in the Explorer: a `SOME-*` companion that `check` reports as n/a on this
+/// configuration says so, with the reason, so that the Explorer's "Example not found" is not read
+/// as a missing example (`check` requires none). Each name is made once per property and kept
+/// for the process, as Stateright's `Property` wants a `&'static str`.
+fn explorer_name(p: &Property<RebalanceModel>, config: &crate::config::Config) -> &'static str {
+    let companion = p.expectation == stateright::Expectation::Sometimes;
+    match crate::properties::not_applicable(p.name, config).filter(|_| companion) {
+        None => p.name,
+        Some(why) => Box::leak(format!("{} (n/a here: {why})", p.name).into_boxed_str()),
     }
 }
 
@@ -523,6 +535,68 @@ mod tests {
         assert_eq!(address("h:1", &[]), "http://h:1/#/steps/0");
     }
 
+    /// A companion `check` calls n/a says so in the Explorer, and no other property does.
+    #[test]
+    fn n_a_companions_are_named_so() {
+        for preset in ["tiny", "ci-store", "ci-server-crash"] {
+            let config = crate::presets::preset(preset).unwrap();
+            let m = ExplorerModel(RebalanceModel::new(
+                config.clone(),
+                crate::bug::BugSet::none(),
+            ));
+            let mut marked = 0;
+            for (ours, p) in m.properties().iter().zip(crate::properties::all()) {
+                let na = p.expectation == stateright::Expectation::Sometimes
+                    && crate::properties::not_applicable(p.name, &config).is_some();
+                assert_eq!(
+                    ours.name.contains("(n/a here: "),
+                    na,
+                    "{preset}: {}",
+                    ours.name
+                );
+                marked += usize::from(na);
+            }
+            // tiny has no fault budgets, so some companions are n/a there.
+            assert!(preset != "tiny" || marked > 0, "tiny: none marked n/a");
+        }
+    }
+
+    /// The Explorer's action labels name each action of a state apart from its siblings, and
+    /// stay short: every state of two presets, breadth first.
+    #[test]
+    fn short_action_labels_are_distinct_among_a_states_actions() {
+        for preset in ["ci-store", "ci-rf3-loss"] {
+            let m = RebalanceModel::new(
+                crate::presets::preset(preset).unwrap(),
+                crate::bug::BugSet::none(),
+            );
+            let init = m.init_state();
+            let mut seen = std::collections::HashSet::from([init.clone()]);
+            let mut queue = std::collections::VecDeque::from([init]);
+            let (mut actions, mut longest) = (Vec::new(), 0);
+            while let Some(s) = queue.pop_front() {
+                actions.clear();
+                m.candidate_actions(&s, &mut actions);
+                let mut labels = std::collections::HashSet::new();
+                for a in &actions {
+                    let label = describe::short_action(a);
+                    longest = longest.max(label.len());
+                    assert!(
+                        labels.insert(label.clone()),
+                        "{preset}: two actions labelled `{label}`"
+                    );
+                    if let Some((next, _)) = m.step(&s, a) {
+                        if seen.insert(next.clone()) {
+                            queue.push_back(next);
+                        }
+                    }
+                }
+            }
+            assert!(longest <= 100, "{preset}: a label of {longest} characters");
+            assert!(seen.len() > 10_000, "{preset}: only {} states", seen.len());
+        }
+    }
+
     /// Every property has a condition on the Explorer's model, with its name and kind.
     #[test]
     fn the_explorer_model_has_every_property() {
@@ -535,7 +609,7 @@ mod tests {
         assert_eq!(ours.len(), theirs.len());
         let init = m.init_states().remove(0);
         for (a, b) in ours.iter().zip(&theirs) {
-            assert_eq!(a.name, b.name);
+            assert!(a.name.starts_with(b.name), "{} for {}", a.name, b.name);
             assert_eq!(a.expectation, b.expectation);
             assert_eq!(
                 (a.condition)(&m, &init),
