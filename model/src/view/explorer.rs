@@ -151,7 +151,9 @@ impl Model for ExplorerModel {
     }
 
     fn as_svg(&self, path: Path<ExplorerState, Action>) -> Option<String> {
-        Some(svg(&self.0, &path.last_state().0))
+        let mut states = path.into_states();
+        let last = states.pop()?;
+        Some(svg_step(&self.0, states.last().map(|p| &p.0), &last.0))
     }
 }
 
@@ -334,6 +336,9 @@ const ORIGIN: &str = "#d95f02";
 const TARGET: &str = "#1b9e77";
 const BOTH: &str = "#444";
 const ISR: &str = "#9cf";
+/// The band behind a bucket that the last step changed, and the mark of a changed server.
+const CHANGED: &str = "#fff3b0";
+const CHANGED_LINE: &str = "#b8860b";
 
 /// A replica's place in its bucket's plan: origin only, target only, both, or neither.
 fn role(ors: ServerSet, trs: ServerSet, s: u8) -> (&'static str, &'static str) {
@@ -368,11 +373,31 @@ fn phase(assignment: &Replicas, ors: ServerSet, trs: ServerSet) -> &'static str 
 /// Each row says where the assignment is (at origin, union, at target), the epochs and the
 /// coordinator's status; a legend and a status line close it.
 pub fn svg(model: &RebalanceModel, s: &SystemState) -> String {
+    svg_step(model, None, s)
+}
+
+/// Whether bucket `b` reads differently in `a` and `b_state`: its stored metadata, the
+/// coordinator's status or attempt for it, or a server's view of it.
+fn bucket_changed(a: &SystemState, s: &SystemState, b: usize) -> bool {
+    let (ma, ms) = (&a.store.buckets, &s.store.buckets);
+    let id = b as BucketId;
+    ma.assignment[b] != ms.assignment[b]
+        || ma.lai[b] != ms.lai[b]
+        || ma.deleted[b] != ms.deleted[b]
+        || a.coordinator.status_of(id) != s.coordinator.status_of(id)
+        || a.coordinator.attempt(id) != s.coordinator.attempt(id)
+        || (0..s.servers.len()).any(|sv| a.view(sv as ServerId, id) != s.view(sv as ServerId, id))
+}
+
+/// [`svg`] with what changed since `prev`, the state before the last step, marked: a changed
+/// bucket's row has a yellow band and the word "changed", a server that went down or came up
+/// its name underlined. (The Explorer's step text says how each changed.)
+pub fn svg_step(model: &RebalanceModel, prev: Option<&SystemState>, s: &SystemState) -> String {
     let servers = model.config.servers as usize;
     let rows = s.store.buckets.assignment.len();
     let x0 = 150;
     let text_x = x0 + 40 * servers + 10;
-    let w = (text_x + 330).max(720);
+    let w = (text_x + 330).max(760);
     let h = 40 + 50 * rows + 80;
     let mut out = format!(
         "<svg version='1.1' baseProfile='full' width='{w}' height='{h}' \
@@ -382,6 +407,15 @@ pub fn svg(model: &RebalanceModel, s: &SystemState) -> String {
     for sv in 0..servers {
         let x = x0 + 40 * sv;
         let up = s.servers[sv].up;
+        if prev.is_some_and(|p| p.servers[sv].up != up) {
+            let _ = write!(
+                out,
+                "<line class='changed' x1='{}' y1='23' x2='{}' y2='23' stroke='{CHANGED_LINE}' \
+                 stroke-width='2'/>",
+                x + 5,
+                x + 25
+            );
+        }
         let _ = write!(
             out,
             "<text x='{}' y='20' fill='{}'>s{sv}</text>",
@@ -399,6 +433,15 @@ pub fn svg(model: &RebalanceModel, s: &SystemState) -> String {
     let c = &s.coordinator;
     for b in 0..rows {
         let y = 40 + 50 * b;
+        if prev.is_some_and(|p| bucket_changed(p, s, b)) {
+            let _ = write!(
+                out,
+                "<rect class='changed' x='0' y='{}' width='{w}' height='40' fill='{CHANGED}'/>\
+                 <text x='5' y='{}' font-size='10' fill='{CHANGED_LINE}'>changed</text>",
+                y - 5,
+                y + 33
+            );
+        }
         let meta = &s.store.buckets;
         let lai = meta.lai[b];
         let assignment = meta.assignment[b];
@@ -490,6 +533,16 @@ pub fn svg(model: &RebalanceModel, s: &SystemState) -> String {
         ly + 3,
         ly + 11
     );
+    if prev.is_some() {
+        key(
+            &mut out,
+            600,
+            CHANGED_LINE,
+            CHANGED,
+            false,
+            "changed by the step",
+        );
+    }
     let task = s.store.task.as_ref().map_or("no task".to_string(), |t| {
         format!(
             "task r{} {}{}",

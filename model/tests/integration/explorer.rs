@@ -259,3 +259,21 @@ fn the_explorer_serves_its_page_and_states_in_spec_vocabulary() {
         state_text(&after_register(&tiny()))
     );
 }
+
+/// The picture marks what the last step changed: the register changes bucket 0 (its stored
+/// assignment, status and attempt), and a state drawn against itself marks nothing.
+#[test]
+fn the_picture_marks_what_the_last_step_changed() {
+    let model = tiny();
+    let init = model.init_state();
+    let s = after_register(&model);
+    let step = explorer::svg_step(&model, Some(&init), &s);
+    assert!(step.contains("class='changed'"), "{step}");
+    assert!(step.contains(">changed</text>"), "{step}");
+    let same = explorer::svg_step(&model, Some(&s), &s);
+    assert!(!same.contains("class='changed'"), "{same}");
+    assert_eq!(
+        explorer::svg(&model, &s),
+        explorer::svg_step(&model, None, &s)
+    );
+}
