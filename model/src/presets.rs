@@ -296,7 +296,7 @@ const PRESETS: &[Preset] = &[
     }),
     ("ci-tracked2", || {
         let mut c = base(
-            "three move buckets, one slot, two tracked timed-out attempts; at most 2 messages in flight",
+            "three move buckets, one slot, two tracked timed-out attempts, a deletion; at most 2 messages in flight",
             2,
             1,
         );
@@ -306,6 +306,10 @@ const PRESETS: &[Preset] = &[
         // has an example), and INV-TRACKED-BOUND's `M - 1 + k` = 2 is below the three buckets,
         // so `unbounded-tracked` violates it.
         c.max_tracked_timed_out = 2;
+        // A deletion can hit a bucket still waiting for its slot, which R4.1 then completes
+        // at its admission: the one CI preset where R4.1 fires (found when `Rule` gained a
+        // variant per case label and the suites' cover test named R4.1 unreached).
+        c.budgets.bucket_deletion = 1;
         c.collect_dead_messages = true;
         // One bucket's Phase A sends two Nli, so 2 is the least bound under which the run
         // starts. With 4 in flight the graph has 3.7 million states, with 3 0.76 million, with

@@ -21,7 +21,7 @@ pub const PINNED: &[(&str, usize)] = &[
     ("ci-inflight2", 1617343),
     ("ci-rf2-isr-cancel-crash", 2351141),
     ("ci-liveness-store", 917168),
-    ("ci-tracked2", 60170),
+    ("ci-tracked2", 491760),
     ("ci-leader-crash", 47751),
 ];
 
