@@ -319,7 +319,7 @@ const PRESETS: &[Preset] = &[
     }),
     ("ci-leader-crash", || {
         let mut c = one_leader_only(
-            "one leader-only bucket; a server crash and restart, a message loss (dead messages collected)",
+            "one leader-only bucket; a server crash and restart, a message loss, a cancel (dead messages collected)",
         );
         // The one preset where `elect` chooses among a live replica outside the ISR (a
         // restarted server not yet caught up) and a down one: `ci-leader` has no server crash,
@@ -328,6 +328,10 @@ const PRESETS: &[Preset] = &[
         // be refused (SOME-ADJUST-ISR-REJECTED); without it the graph has no such state.
         c.budgets.server_crash = 1;
         c.budgets.message_loss = 1;
+        // A cancel while the bucket is tracked and its new leader has failed over, so the
+        // bucket is back at origin: R14.1b cancels it (finding F1). The one CI preset where
+        // R14.1b fires (found when the suites' cover test named it unreached).
+        c.budgets.cancel = 1;
         c.collect_dead_messages = true;
         c.collect_superseded_nli = true;
         c

@@ -22,7 +22,7 @@ pub const PINNED: &[(&str, usize)] = &[
     ("ci-rf2-isr-cancel-crash", 2351141),
     ("ci-liveness-store", 917168),
     ("ci-tracked2", 491760),
-    ("ci-leader-crash", 47751),
+    ("ci-leader-crash", 129554),
 ];
 
 /// The pinned count of a preset; panics for an unpinned one, so a new preset must be pinned.
