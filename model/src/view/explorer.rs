@@ -12,8 +12,9 @@ use crate::state::{Coordinator, SystemState};
 use crate::types::{BucketId, Replicas, ServerId, ServerSet};
 use serde_json::json;
 use stateright::{Model, Path, Property};
+use std::collections::HashSet;
 use std::fmt::{self, Write};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// The Explorer's address of a path given as action indices in `Model::actions` order:
 /// `http://ADDR/#/steps/0/3/1`, the leading `0` being the (only) initial state. This is the
@@ -159,13 +160,27 @@ impl Model for ExplorerModel {
 
 /// A property's name in the Explorer: a `SOME-*` companion that `check` reports as n/a on this
 /// configuration says so, with the reason, so that the Explorer's "Example not found" is not read
-/// as a missing example (`check` requires none). Each name is made once per property and kept
-/// for the process, as Stateright's `Property` wants a `&'static str`.
+/// as a missing example (`check` requires none). Stateright's `Property` wants a `&'static str`
+/// and its server asks for the properties on every request, so each such name is made once and
+/// interned for the process (there are at most as many as companions times n/a reasons).
 fn explorer_name(p: &Property<RebalanceModel>, config: &crate::config::Config) -> &'static str {
+    static INTERNED: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
     let companion = p.expectation == stateright::Expectation::Sometimes;
-    match crate::properties::not_applicable(p.name, config).filter(|_| companion) {
-        None => p.name,
-        Some(why) => Box::leak(format!("{} (n/a here: {why})", p.name).into_boxed_str()),
+    let Some(why) = crate::properties::not_applicable(p.name, config).filter(|_| companion) else {
+        return p.name;
+    };
+    let name = format!("{} (n/a here: {why})", p.name);
+    let mut interned = INTERNED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    match interned.get(name.as_str()) {
+        Some(kept) => kept,
+        None => {
+            let kept: &'static str = Box::leak(name.into_boxed_str());
+            interned.insert(kept);
+            kept
+        }
     }
 }
 
@@ -611,6 +626,15 @@ mod tests {
             }
             // tiny has no fault budgets, so some companions are n/a there.
             assert!(preset != "tiny" || marked > 0, "tiny: none marked n/a");
+            // The server asks on every request: the same names, not new ones each time.
+            let again = m.properties();
+            for (a, b) in m.properties().iter().zip(&again) {
+                assert!(
+                    std::ptr::eq(a.name, b.name),
+                    "{preset}: {} made twice",
+                    a.name
+                );
+            }
         }
     }
 
