@@ -1,9 +1,10 @@
-//! The Explorer for people: the Stateright Explorer (`rebalance-model explore`) over
-//! [`ExplorerModel`], the model whose states print as the spec and the trace format write them
+//! The Explorer for people: the Stateright Explorer (`rebalance-model explore --ui
+//! stateright`) over [`ExplorerModel`], the model whose states print as the spec and the trace format write them
 //! (the state panel shows `Debug` text, so [`ExplorerState`]'s `Debug` is that rendering), and
 //! the SVG picture of the buckets ([`svg`]). [`ExplorerModel`] steps exactly as
 //! [`RebalanceModel`] does, in the same action order and with the same state hash, so an
-//! Explorer address `#/steps/0/3/1` names the same path in both.
+//! Explorer address `#/steps/0/3/1` names the same path in both. The default Explorer is our
+//! own pages ([`crate::view::web`]), which say why.
 
 use super::{describe, render};
 use crate::action::Action;
@@ -17,15 +18,18 @@ use std::fmt::{self, Write};
 use std::sync::{Mutex, OnceLock};
 
 /// The Explorer's address of a path given as action indices in `Model::actions` order:
-/// `http://ADDR/#/steps/0/3/1`, the leading `0` being the (only) initial state. This is the
-/// hash route of Stateright 0.31.0's UI (`ui/app.js`), which fetches `/.states/0/3` and picks
-/// the step whose `actionIndex` is 1.
+/// `http://ADDR/steps/0/3/1`, the leading `0` being the (only) initial state: the route of our
+/// Explorer's pages ([`crate::view::web`]). Stateright's own UI (`explore --ui stateright`)
+/// takes the same indices after `#`: `http://ADDR/#/steps/0/3/1` ([`stateright_address`]); our
+/// page at `/` forwards that form.
 pub fn address(addr: &str, indices: &[usize]) -> String {
-    let mut out = format!("http://{addr}/#/steps/0");
-    for i in indices {
-        let _ = write!(out, "/{i}");
-    }
-    out
+    format!("http://{addr}{}", crate::view::web::page::href(indices))
+}
+
+/// The address of the same path in Stateright 0.31.0's UI (`ui/app.js` fetches `/.states/0/3`
+/// and picks the step whose `actionIndex` is 1).
+pub fn stateright_address(addr: &str, indices: &[usize]) -> String {
+    format!("http://{addr}/#{}", crate::view::web::page::href(indices))
 }
 
 /// A state as the Explorer shows it: `Debug` is [`state_text`].
@@ -598,9 +602,10 @@ mod tests {
     fn the_address_is_the_ui_route_of_action_indices() {
         assert_eq!(
             address("127.0.0.1:3000", &[0, 3, 1]),
-            "http://127.0.0.1:3000/#/steps/0/0/3/1"
+            "http://127.0.0.1:3000/steps/0/0/3/1"
         );
-        assert_eq!(address("h:1", &[]), "http://h:1/#/steps/0");
+        assert_eq!(address("h:1", &[]), "http://h:1/steps/0");
+        assert_eq!(stateright_address("h:1", &[2]), "http://h:1/#/steps/0/2");
     }
 
     /// A companion `check` calls n/a says so in the Explorer, and no other property does.

@@ -1,7 +1,9 @@
-//! What people read: the Stateright Explorer's page and picture ([`explorer`]), a step in words
-//! ([`describe`]) and the short forms of actions and messages both use ([`render`]). Nothing
-//! here is part of the protocol or changes a verdict.
+//! What people read: the Explorer's pages ([`web`]), the model Stateright's own Explorer
+//! serves and the picture both show ([`explorer`]), a step in words ([`describe`]) and the short
+//! forms of actions and messages they use ([`render`]). Nothing here is part of the protocol or
+//! changes a verdict.
 
 pub mod describe;
 pub mod explorer;
 pub mod render;
+pub mod web;

@@ -2,6 +2,7 @@
 //! a counterexample, and the served Explorer opening that address on the violating state.
 
 use rebalance_model::view::explorer::{self, state_text, ExplorerModel};
+use rebalance_model::view::web::Explorer;
 use rebalance_model::{preset, Action, BugSet, RebalanceModel, SystemState};
 use serde_json::Value;
 use std::process::Command;
@@ -176,7 +177,7 @@ fn check_prints_an_explorer_address_that_opens_the_counterexample() {
         "{line}"
     );
     let route = url
-        .strip_prefix("http://127.0.0.1:3000/#/steps/0")
+        .strip_prefix("http://127.0.0.1:3000/steps/0")
         .unwrap_or_else(|| panic!("{url}"));
     let indices: Vec<usize> = route
         .split('/')
@@ -185,8 +186,28 @@ fn check_prints_an_explorer_address_that_opens_the_counterexample() {
         .collect();
     assert!(!indices.is_empty(), "{url}");
 
-    // The same path, opened in a served Explorer the way its UI does: `/.states` lists the
-    // initial state, `/.states/0/i/j` the steps out of the state `i, j` reaches.
+    // Our page at that address marks the violation on the state (the browser test renders it
+    // in Chromium; here the server's answer).
+    let ours = Explorer::new(
+        RebalanceModel::new(
+            preset("tiny").unwrap(),
+            BugSet::of(&[rebalance_model::Bug::TimeoutCompletes]),
+        ),
+        "tiny".into(),
+        1,
+    );
+    let page = ours.respond(false, &url["http://127.0.0.1:3000".len()..]);
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body
+            .contains("data-property='INV-COMPLETED-AT-TARGET' data-mark='violated'"),
+        "{}",
+        page.body
+    );
+
+    // The same path, opened in Stateright's Explorer (`--ui stateright`) the way its UI does:
+    // `/.states` lists the initial state, `/.states/0/i/j` the steps out of the state `i, j`
+    // reaches.
     let model = RebalanceModel::new(
         preset("tiny").unwrap(),
         BugSet::of(&[rebalance_model::Bug::TimeoutCompletes]),
@@ -275,5 +296,60 @@ fn the_picture_marks_what_the_last_step_changed() {
     assert_eq!(
         explorer::svg(&model, &s),
         explorer::svg_step(&model, None, &s)
+    );
+}
+
+/// Our pages: a bad address says what is wrong; the check started from the page gives
+/// `check`'s verdicts, and its counterexample link is the path `check` prints.
+#[test]
+fn the_pages_refuse_bad_addresses_and_show_the_checks_own_verdicts() {
+    let model = RebalanceModel::new(
+        preset("tiny").unwrap(),
+        BugSet::of(&[rebalance_model::Bug::TimeoutCompletes]),
+    );
+    let ex = Explorer::new(model.clone(), "tiny".into(), 1);
+    for (url, status, says) in [
+        ("/steps/0/999", 404, "step 1: the state has"),
+        ("/steps/1", 400, "one initial state"),
+        ("/steps/0/x", 400, "not an action index"),
+        ("/nowhere", 404, "no page at /nowhere"),
+    ] {
+        let r = ex.respond(false, url);
+        assert_eq!(r.status, status, "{url}");
+        assert!(r.body.contains(says), "{url}: {}", r.body);
+    }
+    assert!(ex.respond(false, "/").body.contains("location.hash"));
+    assert!(ex.respond(false, "/check").body.contains("Check not run"));
+    let started = ex.respond(true, "/check");
+    assert_eq!(
+        (started.status, started.location.as_deref()),
+        (303, Some("/check"))
+    );
+    let mut page = String::new();
+    for _ in 0..600 {
+        page = ex.respond(false, "/check").body;
+        if page.contains("Check done") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(page.contains("Check done"), "{page}");
+    let cx =
+        rebalance_model::check::shortest::first_discoveries(&model, &["INV-COMPLETED-AT-TARGET"]);
+    let link = format!(
+        "VIOLATED: <a href='{}'>",
+        rebalance_model::view::web::page::href(&cx[0].indices)
+    );
+    assert!(page.contains(&link), "{link} not in {page}");
+    // On the counterexample's own page, the check's column says it is this path.
+    let here = ex.respond(
+        false,
+        &rebalance_model::view::web::page::href(&cx[0].indices),
+    );
+    assert!(
+        here.body
+            .contains("this path is its shortest counterexample"),
+        "{}",
+        here.body
     );
 }

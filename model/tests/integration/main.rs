@@ -12,6 +12,7 @@ mod action_kinds;
 mod api;
 mod bench;
 mod bounds;
+mod browser;
 mod bugs;
 mod cli;
 #[path = "../common/mod.rs"]

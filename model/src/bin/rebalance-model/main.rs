@@ -10,6 +10,7 @@ use rebalance_model::check::checker::{self, CheckOptions, CheckReport, Strategy,
 use rebalance_model::check::cycle::FairCycleSearch;
 use rebalance_model::view::describe;
 use rebalance_model::view::explorer::{self, ExplorerModel};
+use rebalance_model::view::web::Explorer;
 use rebalance_model::{preset, preset_names, Bug, BugSet, Config, RebalanceModel, Trace};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -35,6 +36,15 @@ enum StrategyArg {
     Bfs,
     /// Random walks from a seed for --seconds; not exhaustive.
     Simulate,
+}
+
+/// The Explorer's pages.
+#[derive(Clone, Copy, ValueEnum)]
+enum UiArg {
+    /// Our pages: every property marked on each state, `check`'s verdicts.
+    Ours,
+    /// Stateright's Explorer UI over the same model.
+    Stateright,
 }
 
 /// How `check` decides the LIVE-* goals (spec 7.3).
@@ -120,13 +130,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Serve the Stateright Explorer (a web UI over the state graph).
+    /// Serve the Explorer, web pages over the state graph: open the address `check` prints under
+    /// a counterexample (`/steps/0/I/J...`) to see the path, every property marked on its last
+    /// state, the state with what the step changed, and the actions enabled next. Stops on
+    /// Ctrl-C; exit 2 on bad usage or an address it cannot bind.
     Explore {
         #[command(flatten)]
         model: ModelArgs,
         /// Address to listen on; keep it on loopback.
         #[arg(long, default_value = "127.0.0.1:3000")]
         addr: String,
+        /// Which pages: `ours` (the default) marks every property on every state and shows
+        /// `check`'s own verdicts; `stateright` is Stateright's Explorer UI, whose state panel
+        /// can say "holds" on the counterexample `check` prints (docs/model.md says why).
+        #[arg(long, value_enum, default_value = "ours")]
+        ui: UiArg,
+        /// Threads of the check the page runs when asked (1 to 256; `ours` only).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=256))]
+        threads: u16,
     },
     /// Count leader elections per completed bucket (the churn of spec 10's
     /// `reelect-on-reconcile`) over seeded random walks, each to a terminal state. An election
@@ -254,8 +275,13 @@ fn main() -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Command::Explore { model, addr } => {
-            let model = match model_from(&model) {
+        Command::Explore {
+            model: args,
+            addr,
+            ui,
+            threads,
+        } => {
+            let model = match model_from(&args) {
                 Ok(m) => m,
                 Err(e) => return usage(&e),
             };
@@ -264,9 +290,21 @@ fn main() -> ExitCode {
                 return usage(&format!("--addr {addr}: {e}"));
             }
             eprintln!("Explorer on http://{addr}/");
-            use stateright::Model;
-            ExplorerModel(model).checker().serve(addr.as_str());
-            ExitCode::SUCCESS
+            match ui {
+                UiArg::Ours => {
+                    let title = switches_line(&args.config, &args.switches());
+                    let explorer = Explorer::new(model, title, threads as usize);
+                    match explorer.serve(&addr) {
+                        Ok(()) => ExitCode::SUCCESS,
+                        Err(e) => usage(&e),
+                    }
+                }
+                UiArg::Stateright => {
+                    use stateright::Model;
+                    ExplorerModel(model).checker().serve(addr.as_str());
+                    ExitCode::SUCCESS
+                }
+            }
         }
         Command::Replay {
             trace,
