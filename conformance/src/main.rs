@@ -275,6 +275,7 @@ fn parse_bugs(names: &[String], variants: &[String]) -> Result<Vec<Bug>, String>
 }
 
 fn main() -> ExitCode {
+    rebalance_model::view::pipe::end_quietly_on_broken_pipe();
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(code) => code,

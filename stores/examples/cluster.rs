@@ -929,7 +929,22 @@ fn record(
     Ok(())
 }
 
+/// A reader that closed our output pipe (`cluster ... | head`) ends the process as SIGPIPE
+/// would, silently with status 141, instead of `println!`'s panic (Rust ignores SIGPIPE). The
+/// model's binaries do the same (`rebalance_model::view::pipe`, a crate this one must not use).
+fn end_quietly_on_broken_pipe() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info.payload_as_str().unwrap_or("");
+        if message.starts_with("failed printing to std") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        report(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    end_quietly_on_broken_pipe();
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let args = match parse_args(&argv) {
         Ok(Some(a)) => a,

@@ -159,3 +159,33 @@ fn a_crash_beyond_the_run_is_reported_as_not_injected() {
         ],
     );
 }
+
+/// `cluster | head` ends quietly when the reader goes: exit 141, as SIGPIPE would, and no
+/// panic on stderr (it was exit 101 with a backtrace), for `cluster` and for the harness.
+#[test]
+fn a_closed_output_pipe_ends_the_run_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("file:{}", dir.path().join("store").display());
+    let harness = std::path::PathBuf::from(env!("CARGO_BIN_EXE_rebalance-conformance"));
+    let runs: [(std::path::PathBuf, Vec<&str>); 2] = [
+        (
+            cluster_binary(),
+            vec!["--buckets", "200", "--store", &store],
+        ),
+        (harness, vec!["exhaustive", "--config", "tiny"]),
+    ];
+    for (bin, args) in runs {
+        let mut child = Command::new(&bin)
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The read end closes before the run has anything to print.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(141), "{}: {stderr}", bin.display());
+        assert!(!stderr.contains("panicked"), "{}: {stderr}", bin.display());
+    }
+}

@@ -312,3 +312,21 @@ fn every_subcommand_answers_version() {
         );
     }
 }
+
+/// A reader that closes the pipe early (`check | head`) ends the output without a panic: exit
+/// 141, as SIGPIPE would, and nothing on stderr (it was exit 101 with a backtrace).
+#[test]
+fn a_closed_output_pipe_ends_the_run_quietly() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rebalance-model"))
+        .args(["check", "--config", "tiny", "--bug", "timeout-completes"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end before the check (tens of milliseconds) prints anything.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -243,6 +243,7 @@ fn model_from(args: &ModelArgs) -> Result<RebalanceModel, String> {
 }
 
 fn main() -> ExitCode {
+    rebalance_model::view::pipe::end_quietly_on_broken_pipe();
     let cli = Cli::parse();
     match cli.command {
         Command::Configs => {
