@@ -17,6 +17,7 @@ mod fuzz_decoders;
 mod import_cycles;
 mod parallel_walk;
 mod process_kill;
+mod relay;
 mod rule_labels;
 mod suite;
 mod sut;

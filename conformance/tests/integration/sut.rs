@@ -21,7 +21,7 @@ use rebalance_conformance::sut::replay::{replay as replay_sut, SutReplayError};
 use rebalance_model::check::shortest::bug_counterexample;
 use rebalance_model::{preset, Bug, BugSet, RebalanceModel, Trace};
 
-fn stdio_binary() -> PathBuf {
+pub fn stdio_binary() -> PathBuf {
     if let Some(p) = std::env::var_os("REBALANCE_MANAGER_STDIO") {
         return PathBuf::from(p);
     }
@@ -76,7 +76,7 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
 
 /// `conformance/traces/*.json` and every trace of the shipped suites,
 /// `conformance/suite/<preset>/*.json` (not the manifests, `suite.json`).
-fn shipped_traces() -> Vec<PathBuf> {
+pub fn shipped_traces() -> Vec<PathBuf> {
     let mut files = json_files(&here("traces"));
     let mut presets: Vec<PathBuf> = std::fs::read_dir(here("suite"))
         .expect("conformance/suite")
