@@ -13,27 +13,51 @@
 //! longer or another run (scripts/scheduled-checks.sh runs 500,000).
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Live heap bytes, and the most seen since the last reset.
+/// Live heap bytes, and the most seen since the last reset, of the current thread: each test runs
+/// on its own thread under `cargo test`, and a process-wide count let one test's allocations
+/// (the planted 256 MiB one below) fail another that ran beside it. (A block freed by another
+/// thread than the one that allocated it skews both threads' counts; the decoders run on one.)
 struct Counting;
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn live() -> isize {
+    LIVE.try_with(Cell::get).unwrap_or(0)
+}
+
+fn peak() -> isize {
+    PEAK.try_with(Cell::get).unwrap_or(0)
+}
+
+fn reset_peak(to: isize) {
+    let _ = PEAK.try_with(|p| p.set(to));
+}
+
+fn count(delta: isize) {
+    let _ = LIVE.try_with(|live| {
+        let now = live.get() + delta;
+        live.set(now);
+        let _ = PEAK.try_with(|p| p.set(p.get().max(now)));
+    });
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         let p = unsafe { System.alloc(l) };
         if !p.is_null() {
-            let now = LIVE.fetch_add(l.size(), Ordering::Relaxed) + l.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
+            count(l.size() as isize);
         }
         p
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         unsafe { System.dealloc(p, l) };
-        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        count(-(l.size() as isize));
     }
 }
 
@@ -138,10 +162,10 @@ fn fuzz(name: &str, seeds: &[Vec<u8>], target: impl Fn(&[u8])) {
     for i in 0..n {
         let base = &seeds[pick(&mut rng, seeds.len())];
         let input = mutate(&mut rng, base, seeds);
-        let before = LIVE.load(Ordering::Relaxed);
-        PEAK.store(before, Ordering::Relaxed);
+        let before = live();
+        reset_peak(before);
         let outcome = catch_unwind(AssertUnwindSafe(|| target(&input)));
-        let held = PEAK.load(Ordering::Relaxed).saturating_sub(before);
+        let held = (peak() - before).max(0) as usize;
         let show = || String::from_utf8_lossy(&input[..input.len().min(2000)]).into_owned();
         assert!(
             outcome.is_ok(),
