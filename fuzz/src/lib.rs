@@ -1,6 +1,6 @@
 //! What every fuzz target shares: a counting global allocator that bounds the heap one execution
-//! may hold, and the planted faults that show a crash and the bound are caught
-//! (`scripts/fuzz.sh --self-check`, docs/testing.md "Fuzzing").
+//! may hold, and the planted faults (a panic, an allocation beyond the bound, a hang) that show
+//! each is caught (`scripts/fuzz.sh --self-check`, docs/testing.md "Fuzzing").
 //!
 //! The bound is the one `conformance/tests/integration/fuzz_decoders.rs` uses: no execution may
 //! hold more than [`MAX_LIVE_BYTES`] of heap above what was live when it started. libFuzzer's own
