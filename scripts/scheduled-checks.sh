@@ -16,11 +16,13 @@ with every property holding. Prints one summary line per configuration:
           conformance: EDGES edges agree (SECONDS s) | DIVERGENCE | skipped
 
 Then regenerates every shipped suite under conformance/suite/ and diffs it, validates the logs of
-50 seeded `cluster` runs (and 20 on ZooKeeper when ZK_ADDR is set), and compares the verdicts
-with and without the superseded-request reduction on every preset that sets it.
+50 seeded `cluster` runs (and 20 on ZooKeeper when ZK_ADDR is set), fuzzes every decoder
+(fuzz_decoders, 500,000 executions each, and the cargo-fuzz targets, 10 minutes each with
+scripts/fuzz.sh), and compares the verdicts with and without the superseded-request reduction on
+every preset that sets it.
 
-Exit code: 0 when every finished check holds, every walk agrees, the suites regenerate unchanged
-and the verdicts agree; 1 otherwise. A check that
+Exit code: 0 when every finished check holds, every walk agrees, the suites regenerate unchanged,
+no fuzz target fails and the verdicts agree; 1 otherwise. A check that
 hits the time limit is reported, not counted as a failure (the configuration is too large for
 the limit). Takes hours with the defaults on 2 cores; run one at a time on a quiet machine.
 TEXT
@@ -137,6 +139,14 @@ if FUZZ_ITERATIONS=500000 cargo test --release -q -p rebalance-conformance --tes
     echo "fuzzing: 500,000 executions per decoder, no panic and no allocation beyond the bound"
 else
     echo "fuzzing: A DECODER FAILED (FUZZ_ITERATIONS=500000 cargo test --release -p rebalance-conformance --test integration -- fuzz_decoders::)"
+    status=1
+fi
+
+# Coverage-guided fuzzing of the same decoders with the cargo-fuzz targets of fuzz/, 10 minutes
+# each, from the day's seed, growing the corpora in fuzz/corpus across runs.
+fuzz_seed=$(date -u +%Y%m%d)
+if scripts/fuzz.sh --seconds 600 --seed "$fuzz_seed" --corpus fuzz/corpus | sed 's/^/fuzzing: /'; then :; else
+    echo "fuzzing: A TARGET FAILED (scripts/fuzz.sh --seconds 600 --seed $fuzz_seed --corpus fuzz/corpus; inputs in fuzz/artifacts/)"
     status=1
 fi
 

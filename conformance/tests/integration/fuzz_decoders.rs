@@ -13,27 +13,51 @@
 //! longer or another run (scripts/scheduled-checks.sh runs 500,000).
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Live heap bytes, and the most seen since the last reset.
+/// Live heap bytes, and the most seen since the last reset, of the current thread: each test runs
+/// on its own thread under `cargo test`, and a process-wide count let one test's allocations
+/// (the planted 256 MiB one below) fail another that ran beside it. (A block freed by another
+/// thread than the one that allocated it skews both threads' counts; the decoders run on one.)
 struct Counting;
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn live() -> isize {
+    LIVE.try_with(Cell::get).unwrap_or(0)
+}
+
+fn peak() -> isize {
+    PEAK.try_with(Cell::get).unwrap_or(0)
+}
+
+fn reset_peak(to: isize) {
+    let _ = PEAK.try_with(|p| p.set(to));
+}
+
+fn count(delta: isize) {
+    let _ = LIVE.try_with(|live| {
+        let now = live.get() + delta;
+        live.set(now);
+        let _ = PEAK.try_with(|p| p.set(p.get().max(now)));
+    });
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         let p = unsafe { System.alloc(l) };
         if !p.is_null() {
-            let now = LIVE.fetch_add(l.size(), Ordering::Relaxed) + l.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
+            count(l.size() as isize);
         }
         p
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         unsafe { System.dealloc(p, l) };
-        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        count(-(l.size() as isize));
     }
 }
 
@@ -138,10 +162,10 @@ fn fuzz(name: &str, seeds: &[Vec<u8>], target: impl Fn(&[u8])) {
     for i in 0..n {
         let base = &seeds[pick(&mut rng, seeds.len())];
         let input = mutate(&mut rng, base, seeds);
-        let before = LIVE.load(Ordering::Relaxed);
-        PEAK.store(before, Ordering::Relaxed);
+        let before = live();
+        reset_peak(before);
         let outcome = catch_unwind(AssertUnwindSafe(|| target(&input)));
-        let held = PEAK.load(Ordering::Relaxed).saturating_sub(before);
+        let held = (peak() - before).max(0) as usize;
         let show = || String::from_utf8_lossy(&input[..input.len().min(2000)]).into_owned();
         assert!(
             outcome.is_ok(),
@@ -205,55 +229,105 @@ fn the_driver_protocol_decoder() {
     });
 }
 
+/// The example session's requests, one per line.
+fn driver_session() -> Vec<u8> {
+    let spec = std::fs::read_to_string(repo("spec/driver-protocol.md")).unwrap();
+    spec.lines()
+        .filter_map(|l| l.strip_prefix("> "))
+        .flat_map(|l| format!("{l}\n").into_bytes())
+        .collect()
+}
+
 /// Whole sessions: the example session's requests, mutated, served to the end. The server
 /// decodes, and the manager handles whatever decodes.
 #[test]
 fn the_driver_protocol_server() {
-    let spec = std::fs::read_to_string(repo("spec/driver-protocol.md")).unwrap();
-    let session: Vec<u8> = spec
-        .lines()
-        .filter_map(|l| l.strip_prefix("> "))
-        .flat_map(|l| format!("{l}\n").into_bytes())
-        .collect();
-    fuzz("server", &[session], |b| {
+    fuzz("server", &[driver_session()], |b| {
         let _ = rebalance_manager_stdio::server::serve(std::io::BufReader::new(b), std::io::sink());
     });
 }
 
-#[test]
-fn the_coordinator_log_parser() {
-    use rebalance_conformance::validate::{self, record};
+/// The log a coordinator writes for `move-completes.json`, by line and whole.
+fn coordinator_log_seeds() -> Vec<Vec<u8>> {
+    use rebalance_conformance::validate::record;
     let trace =
         rebalance_model::Trace::read(repo("conformance/traces/move-completes.json")).unwrap();
     let log = record::log_of(&trace.model(), &trace.steps).expect("a log");
-    let lines: Vec<Vec<u8>> = log.lines().map(|l| format!("{l}\n").into_bytes()).collect();
-    let whole = log.into_bytes();
-    let mut seeds = lines;
-    seeds.push(whole);
-    fuzz("log", &seeds, |b| {
+    let mut seeds: Vec<Vec<u8>> = log.lines().map(|l| format!("{l}\n").into_bytes()).collect();
+    seeds.push(log.into_bytes());
+    seeds
+}
+
+#[test]
+fn the_coordinator_log_parser() {
+    use rebalance_conformance::validate;
+    fuzz("log", &coordinator_log_seeds(), |b| {
         let _ = validate::parse(&text(b));
     });
 }
 
 /// A store written by the manager's file adapter: its snapshot, its journal and the journal's
-/// name, each file mutated in its own target and opened with the other intact.
+/// name, each file mutated in its own target and opened with the other intact. The snapshot
+/// holds a task with a plan and a bucket (the initial state); the journal an epoch, a bucket
+/// write, a deletion, a whole task write and a status-only one, so both files have every kind
+/// of record.
 fn file_store_files() -> (Vec<u8>, Vec<u8>, String) {
-    use rebalance_manager::{PersistedState, Store};
+    use rebalance_manager::{
+        BucketRecord, LeaderAndIsr, PersistedState, Plan, PlanEntry, Store, TaskNode, TaskStatus,
+    };
     use rebalance_stores::{FileStore, FileStoreOptions};
     let dir = tempfile::tempdir().unwrap();
-    let mut s = FileStore::create(
-        dir.path(),
-        PersistedState::default(),
-        FileStoreOptions::default(),
+    let rec = |assignment: Vec<rebalance_manager::ServerId>| BucketRecord {
+        lai: LeaderAndIsr {
+            leader: Some(assignment[0]),
+            isr: assignment.iter().copied().collect(),
+            ..Default::default()
+        },
+        assignment,
+    };
+    let task = TaskNode {
+        id: 1,
+        status: TaskStatus::Rebalancing,
+        cancel_requested: false,
+        plan: std::sync::Arc::new(Plan {
+            buckets: vec![(
+                2,
+                PlanEntry {
+                    ors: vec![0, 1],
+                    trs: vec![1, 2],
+                    old_leader: Some(0),
+                    new_leader: 1,
+                },
+            )],
+        }),
+    };
+    let mut initial = PersistedState {
+        task: Some(task.clone()),
+        ..PersistedState::default()
+    };
+    initial.cluster.buckets.insert(2, rec(vec![0, 1]));
+    let mut s = FileStore::create(dir.path(), initial, FileStoreOptions::default()).unwrap();
+    let e = s.elect_coordinator().unwrap();
+    s.write_bucket(e, 0, &rec(vec![0, 1])).unwrap();
+    s.mark_deleted(e, 1).unwrap();
+    s.write_task(
+        e,
+        &TaskNode {
+            id: 2,
+            ..task.clone()
+        },
     )
     .unwrap();
-    let e = s.elect_coordinator().unwrap();
-    let rec = rebalance_manager::BucketRecord {
-        assignment: vec![0, 1],
-        ..Default::default()
-    };
-    s.write_bucket(e, 0, &rec).unwrap();
-    s.mark_deleted(e, 1).unwrap();
+    s.write_task(
+        e,
+        &TaskNode {
+            id: 2,
+            status: TaskStatus::Canceled,
+            cancel_requested: true,
+            ..task
+        },
+    )
+    .unwrap();
     let journal = format!("journal.{}.log", s.generation());
     drop(s);
     (
@@ -301,34 +375,138 @@ fn the_file_store_snapshot() {
     fuzz("snapshot", &[snapshot], |b| open_with(b, &journal, &name));
 }
 
+/// One node of each kind ZkStore reads, as it encodes them.
+fn zk_nodes() -> Vec<(&'static str, Vec<u8>)> {
+    use rebalance_manager::{BucketRecord, PlanEntry};
+    use rebalance_stores::zk::codec::{
+        self, DeletedMarker, EpochNode, PlanChunk, PlanRef, RootHeader, TaskHeader,
+    };
+    let chunk: PlanChunk = vec![(
+        2,
+        PlanEntry {
+            ors: vec![0, 1],
+            trs: vec![1, 2],
+            old_leader: Some(0),
+            new_leader: 1,
+        },
+    )];
+    vec![
+        (
+            "root",
+            codec::encode(&RootHeader {
+                format: codec::FORMAT.into(),
+                version: codec::VERSION,
+                bucket_page: 64,
+                epoch_base: 0,
+            }),
+        ),
+        ("epoch", codec::encode(&EpochNode { epoch: 3 })),
+        (
+            "task",
+            codec::encode(&TaskHeader {
+                id: 1,
+                status: rebalance_manager::TaskStatus::Rebalancing,
+                cancel_requested: false,
+                plan: PlanRef {
+                    dir: "plan0000000001".into(),
+                    entries: 10,
+                    chunks: 2,
+                    crc32: 0xDEAD_BEEF,
+                },
+            }),
+        ),
+        (
+            "bucket",
+            codec::encode(&BucketRecord {
+                assignment: vec![0, 1],
+                ..Default::default()
+            }),
+        ),
+        ("deleted", codec::encode(&DeletedMarker {})),
+        ("chunk", codec::encode(&chunk)),
+    ]
+}
+
 #[test]
 fn the_zookeeper_node_codec() {
-    use rebalance_stores::zk::codec::{self, EpochNode, PlanRef, RootHeader, TaskHeader};
-    let seeds: Vec<Vec<u8>> = vec![
-        codec::encode(&RootHeader {
-            format: codec::FORMAT.into(),
-            version: codec::VERSION,
-            bucket_page: 64,
-            epoch_base: 0,
-        }),
-        codec::encode(&EpochNode { epoch: 3 }),
-        codec::encode(&TaskHeader {
-            id: 1,
-            status: rebalance_manager::TaskStatus::Rebalancing,
-            cancel_requested: false,
-            plan: PlanRef {
-                dir: "plan0000000001".into(),
-                entries: 10,
-                chunks: 2,
-                crc32: 0xDEAD_BEEF,
-            },
-        }),
-    ];
+    use rebalance_manager::BucketRecord;
+    use rebalance_stores::zk::codec::{
+        self, DeletedMarker, EpochNode, PlanChunk, RootHeader, TaskHeader,
+    };
+    let seeds: Vec<Vec<u8>> = zk_nodes().into_iter().map(|(_, b)| b).collect();
     fuzz("zk-node", &seeds, |b| {
         let _ = codec::decode::<RootHeader>("root", b);
         let _ = codec::decode::<EpochNode>("epoch", b);
         let _ = codec::decode::<TaskHeader>("task", b);
+        let _ = codec::decode::<BucketRecord>("bucket", b);
+        let _ = codec::decode::<DeletedMarker>("deleted", b);
+        let _ = codec::decode::<PlanChunk>("chunk", b);
     });
+}
+
+/// The seeds of the cargo-fuzz targets that the repository has no file for (fuzz/seeds/, read
+/// by scripts/fuzz.sh; docs/testing.md, "Fuzzing"): the ones this file makes, so that both
+/// fuzzers start from the same inputs. The committed files must be what this writes now;
+/// `FUZZ_SEEDS_BLESS=1` rewrites them after a format change.
+#[test]
+fn the_cargo_fuzz_seeds_are_current() {
+    let mut want: Vec<(String, Vec<u8>)> = Vec::new();
+    let (snapshot, journal, name) = file_store_files();
+    assert_eq!(
+        name, "journal.0.log",
+        "fuzz/fuzz_targets/file_store_snapshot.rs names it"
+    );
+    want.push(("file_store_snapshot/snapshot.json".into(), snapshot));
+    want.push((format!("file_store_journal/{name}"), journal));
+    for (node, bytes) in zk_nodes() {
+        want.push((format!("zk_node/{node}.json"), bytes));
+    }
+    for (i, line) in driver_lines().into_iter().enumerate() {
+        want.push((format!("wire_line/{i:02}.jsonl"), line));
+    }
+    want.push(("driver_server/session.jsonl".into(), driver_session()));
+    for (i, line) in coordinator_log_seeds().into_iter().enumerate() {
+        want.push((format!("coordinator_log/{i:02}.log"), line));
+    }
+    let manager_config = serde_json::to_vec_pretty(&rebalance_manager::Config::default()).unwrap();
+    want.push(("config_loader/manager-default.json".into(), manager_config));
+
+    let root = repo("fuzz/seeds");
+    if std::env::var_os("FUZZ_SEEDS_BLESS").is_some() {
+        let _ = std::fs::remove_dir_all(&root);
+        for (path, bytes) in &want {
+            let p = root.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, bytes).unwrap();
+        }
+    }
+    let mut have = Vec::new();
+    for dir in std::fs::read_dir(&root).expect("fuzz/seeds (FUZZ_SEEDS_BLESS=1 writes it)") {
+        let dir = dir.unwrap().path();
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            have.push(
+                f.strip_prefix(&root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+        }
+    }
+    have.sort();
+    let mut names: Vec<String> = want.iter().map(|(p, _)| p.clone()).collect();
+    names.sort();
+    assert_eq!(
+        have, names,
+        "fuzz/seeds/ is stale: rerun with FUZZ_SEEDS_BLESS=1"
+    );
+    for (path, bytes) in &want {
+        let got = std::fs::read(root.join(path)).unwrap();
+        assert!(
+            &got == bytes,
+            "fuzz/seeds/{path} is stale: rerun with FUZZ_SEEDS_BLESS=1"
+        );
+    }
 }
 
 /// The harness itself: a panic that mutation reaches, and an allocation beyond the bound, each
