@@ -33,9 +33,9 @@ Options:
                      own is fuzz/corpus); default: a fresh temporary one per run, so that a run
                      depends only on the repository and the seed
   --no-build         use the binaries already built
-  --quick-build      build at -Copt-level=1 with 16 codegen units instead (in TARGET_DIR/quick),
-                     for CI: a cold build in about half the time, the targets run slower; not
-                     what cargo fuzz builds
+  --quick-build      build at -Copt-level=0 with 256 codegen units and no line tables instead
+                     (in TARGET_DIR/quick), for CI: a cold build in about a third of the time,
+                     the targets run slower; not what cargo fuzz builds
   --self-check       plant a panic, an allocation beyond the bound and a hang
                      (REBALANCE_FUZZ_PLANT) in one target and check that each is caught, with
                      its input saved; exit 0 when all three are
@@ -111,18 +111,21 @@ fuzz_rustflags+=" -Cllvm-args=-sanitizer-coverage-stack-depth -Cdebug-assertions
 if [ $build -eq 1 ]; then
     start=$(date +%s)
     extra=""
-    # Optimising less is most of the saving; 16 codegen units let the long crates (the model,
-    # the conformance harness) use both cores.
-    [ $quick -eq 0 ] || extra=" -Copt-level=1 -Ccodegen-units=16"
+    # Not optimising is most of the saving (a cold build took 227 s at -Copt-level=1 with 16
+    # codegen units, 128 s at 0 with 256, on this 2-core machine, idle); many codegen units let
+    # the long crates (the model, the conformance harness) use both cores, and no line tables.
+    [ $quick -eq 0 ] || extra=" -Copt-level=0 -Ccodegen-units=256"
     if [ $quick -eq 0 ] && cargo fuzz --version >/dev/null 2>&1; then
         how="cargo fuzz build -s none"
         echo "building with $how ($(cargo fuzz --version)) ..." >&2
         (cd fuzz && CARGO_TARGET_DIR="$target_dir" cargo fuzz build -s none) || exit 2
     else
+        debug='"line-tables-only"'
+        [ $quick -eq 0 ] || debug=0
         how="cargo build with cargo-fuzz's flags${extra}"
         echo "building with $how (cargo-fuzz is not installed) ..." >&2
         RUSTFLAGS="$fuzz_rustflags$extra${RUSTFLAGS:+ $RUSTFLAGS}" cargo build --manifest-path fuzz/Cargo.toml \
-            --target "$triple" --release --config 'profile.release.debug="line-tables-only"' \
+            --target "$triple" --release --config "profile.release.debug=$debug" \
             --bins --locked --target-dir "$target_dir" || exit 2
     fi
     echo "built in $(($(date +%s) - start)) s ($how)" >&2
