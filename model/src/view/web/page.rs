@@ -372,6 +372,8 @@ pub fn check_page(title: &str, status: &Status) -> String {
              <th>verdict</th></tr></thead><tbody>",
             r.unique_states, r.total_states, r.max_depth, r.seconds, r.fair_end_states
         );
+        // This page is no path, so each counterexample is a link: `[usize::MAX]` is an index
+        // list no path has.
         for (name, _) in &r.verdicts {
             let _ = write!(
                 out,
