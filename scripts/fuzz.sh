@@ -5,7 +5,7 @@
 set -euo pipefail
 
 ALL_TARGETS=(trace_loader config_loader wire_line driver_server coordinator_log
-    file_store_journal file_store_snapshot zk_node)
+    file_store_journal file_store_snapshot file_store_records file_store_body zk_node)
 
 usage() {
     cat <<'TEXT'
@@ -19,7 +19,7 @@ and the same flags), seeds a corpus per target from the repository (traces, suit
 configurations, fuzz/seeds/) and runs each target with libFuzzer. Default: every target.
 
 Targets: trace_loader config_loader wire_line driver_server coordinator_log
-         file_store_journal file_store_snapshot zk_node
+         file_store_journal file_store_snapshot file_store_records file_store_body zk_node
 
 Options:
   --seconds N        run each target for N seconds (-max_total_time; default 60)
@@ -151,6 +151,12 @@ seed_corpus() {
             -print0 | while IFS= read -r -d '' f; do cp "$f" "$dir/$(echo "$f" | tr / _)"; done ;;
     config_loader)
         for f in model/configs/*.json; do cp "$f" "$dir/$(echo "$f" | tr / _)"; done ;;
+    # Past the checksums: the journal as it is (the target rewrites each line's checksum), the
+    # snapshot without its header line (the target frames the body).
+    file_store_records)
+        for f in fuzz/seeds/file_store_journal/*; do cp "$f" "$dir/seed-$(basename "$f")"; done ;;
+    file_store_body)
+        for f in fuzz/seeds/file_store_snapshot/*; do tail -n +2 "$f" >"$dir/body-$(basename "$f")"; done ;;
     esac
     if [ -d "fuzz/seeds/$t" ]; then
         for f in "fuzz/seeds/$t"/*; do cp "$f" "$dir/seed-$(basename "$f")"; done

@@ -169,3 +169,44 @@ pub fn open_file_store(snapshot: &[u8], journal: &[u8]) {
     };
     let _ = FileStore::open(dir, options);
 }
+
+/// `journal` with each line's checksum made right: a leading `<8 hex digits> ` is dropped and
+/// the CRC-32 of the rest written in front, as the store writes it. A mutated record almost
+/// never carries a matching checksum, so without this the journal target stops at the checksum
+/// and seldom reaches the record's JSON decoder (`file_store_records` fuzzes past it).
+pub fn with_record_checksums(journal: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(journal.len() + 16);
+    let lines: Vec<&[u8]> = journal.split(|&b| b == b'\n').collect();
+    for (i, line) in lines.iter().enumerate() {
+        // After a final newline, nothing: no record. A last line without one stays without
+        // one, a torn tail as a crash leaves it.
+        let last = i + 1 == lines.len();
+        if last && line.is_empty() {
+            break;
+        }
+        let has_prefix =
+            line.len() >= 9 && line[..8].iter().all(u8::is_ascii_hexdigit) && line[8] == b' ';
+        let json = if has_prefix { &line[9..] } else { line };
+        let crc = rebalance_stores::crc32::crc32(json);
+        out.extend_from_slice(format!("{crc:08x} ").as_bytes());
+        out.extend_from_slice(json);
+        if !last {
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+/// A snapshot file around `body`: the header line with generation 0 and the body's true length
+/// and CRC-32, so that the body's JSON decoder is reached (`file_store_body`).
+pub fn snapshot_of_body(body: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "{{\"format\":\"fluss-rebalance-store\",\"version\":1,\"generation\":0,\"body_len\":{},\
+         \"body_crc32\":{}}}\n",
+        body.len(),
+        rebalance_stores::crc32::crc32(body)
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    out
+}
