@@ -236,14 +236,33 @@ mod tests {
         let m = cancel_best_effort();
         let e = walk(&m, &[0, 999]).err().unwrap();
         assert!(e.starts_with("step 2: the state has"), "{e}");
-        // In the initial state only the register is enabled among the client's requests; find
-        // an index whose action is not enabled.
-        let s = m.init_state();
-        let mut all = Vec::new();
-        m.candidate_actions(&s, &mut all);
-        if let Some(i) = all.iter().position(|a| m.step(&s, a).is_none()) {
-            let e = walk(&m, &[i]).err().unwrap();
-            assert!(e.contains("is not enabled"), "{e}");
+        // A candidate action that `step` refuses, on some path of at most eight steps: the
+        // walk must refuse it by name. (Its absence would fail the test, not skip the check.)
+        let mut paths = vec![Vec::new()];
+        let mut found = None;
+        'search: for _ in 0..8 {
+            let mut next = Vec::new();
+            for p in &paths {
+                let s = walk(&m, p).unwrap().last().clone();
+                let mut all = Vec::new();
+                m.candidate_actions(&s, &mut all);
+                for (i, a) in all.iter().enumerate() {
+                    let mut q = p.clone();
+                    q.push(i);
+                    if m.step(&s, a).is_none() {
+                        found = Some(q);
+                        break 'search;
+                    }
+                    next.push(q);
+                }
+            }
+            paths = next;
         }
+        let path = found.expect("a refused candidate within eight steps of ci-store");
+        let e = walk(&m, &path).err().unwrap();
+        assert!(
+            e.starts_with(&format!("step {}: action", path.len())) && e.contains("is not enabled"),
+            "{e}"
+        );
     }
 }
