@@ -110,9 +110,9 @@ fn global(status: &Status, out: &mut String) {
     out.push_str("</section>");
 }
 
-/// What the finished check says of one property, with the counterexample's link; and whether
-/// that counterexample is the path on the page.
-fn check_cell(status: &Status, name: &str, indices: &[usize]) -> String {
+/// What the finished check says of one property, with the counterexample's link; on a path's
+/// page (`here`), whether that counterexample is this path.
+fn check_cell(status: &Status, name: &str, here: Option<&[usize]>) -> String {
     let Status::Done(r) = status else {
         return String::new();
     };
@@ -121,7 +121,7 @@ fn check_cell(status: &Status, name: &str, indices: &[usize]) -> String {
     };
     match v {
         Verdict::Holds => "holds".into(),
-        Verdict::Violated(Some(cx)) if cx.indices == indices => format!(
+        Verdict::Violated(Some(cx)) if here == Some(cx.indices.as_slice()) => format!(
             "VIOLATED: this path is its shortest counterexample ({} steps)",
             cx.indices.len()
         ),
@@ -170,7 +170,7 @@ fn summary(marks: &[PropertyMark], status: &Status, indices: &[usize], out: &mut
             escape(&names.join(", "))
         );
         for m in violated {
-            let check = check_cell(status, m.name, indices);
+            let check = check_cell(status, m.name, Some(indices));
             let _ = write!(
                 out,
                 "<li class='violated' data-property='{}'>{} ({}): {}{}</li>",
@@ -218,7 +218,11 @@ fn properties(marks: &[PropertyMark], status: &Status, indices: &[usize], out: &
             text = mark_text(m),
         );
         if done {
-            let _ = write!(out, "<td>{}</td>", check_cell(status, m.name, indices));
+            let _ = write!(
+                out,
+                "<td>{}</td>",
+                check_cell(status, m.name, Some(indices))
+            );
         }
         out.push_str("</tr>");
     }
@@ -372,13 +376,11 @@ pub fn check_page(title: &str, status: &Status) -> String {
              <th>verdict</th></tr></thead><tbody>",
             r.unique_states, r.total_states, r.max_depth, r.seconds, r.fair_end_states
         );
-        // This page is no path, so each counterexample is a link: `[usize::MAX]` is an index
-        // list no path has.
         for (name, _) in &r.verdicts {
             let _ = write!(
                 out,
                 "<tr data-property='{name}'><td>{name}</td><td>{}</td></tr>",
-                check_cell(status, name, &[usize::MAX])
+                check_cell(status, name, None)
             );
         }
         out.push_str("</tbody></table></section>");
