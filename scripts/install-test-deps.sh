@@ -6,14 +6,15 @@
 #   scripts/install-test-deps.sh
 #
 # .ci/run starts it in the background while the workspace compiles, and waits for it before the
-# tests; scripts/test-all.sh and scripts/with-zookeeper.sh install what they need themselves
-# when run alone, so this script only saves time. Exits 0 when everything is present, 2 when
-# something is missing and this is not root, and apt-get's status when an install fails.
+# tests; scripts/test-all.sh runs it first (a no-op then), so that test-all.sh alone installs
+# the same packages (scripts/with-zookeeper.sh keeps its own check, for when it runs alone).
+# Exits 0 when everything is present, 2 when something is missing and this is not root, and
+# apt-get's status when an install fails.
 set -euo pipefail
 
 case "${1:-}" in
 -h | --help)
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
 "") ;;

@@ -15,9 +15,9 @@ tests and the ZooKeeper tests that wait on the server overlap the two-threaded e
 instead of queueing behind them, as they do under `cargo test`. Arguments go to `cargo nextest
 run` (a filter, say: `scripts/test-all.sh exhaustive_ci`).
 
-Installs Debian's chromium package where Chromium is missing (and $CHROMIUM is unset): the
-Explorer's browser test (model/tests/integration/browser.rs) renders its pages in headless
-Chromium, and fails without it.
+Installs Debian's python3, chromium and zookeeper packages where missing
+(scripts/install-test-deps.sh): the Explorer's browser test (model/tests/integration/browser.rs)
+renders its pages in headless Chromium, and fails without it.
 
 `cargo test --workspace --release` under scripts/with-zookeeper.sh runs the same tests, one test
 binary after another.
@@ -30,17 +30,9 @@ command -v cargo-nextest >/dev/null || {
     exit 2
 }
 cd "$(dirname "$0")/.."
-# The Explorer's browser test needs Chromium: Debian's, installed as with-zookeeper.sh installs
-# ZooKeeper.
-if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
-    if [ "$(id -u)" != 0 ]; then
-        echo "error: Chromium is missing and this is not root: apt-get install chromium, or set CHROMIUM" >&2
-        exit 2
-    fi
-    echo "test-all: installing Debian's chromium package (the Explorer's browser test)" >&2
-    apt-get update >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >/dev/null
-fi
+# The Debian packages the tests use (python3, chromium for the Explorer's browser test,
+# zookeeper), installed where missing; one script for this and .ci/run.
+scripts/install-test-deps.sh
 # Both under one server: the doc tests build with the same REBALANCE_ZK_TESTS as the tests
 # (stores/build.rs), so the crate is not compiled twice.
 exec scripts/with-zookeeper.sh bash -c \
