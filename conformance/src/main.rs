@@ -176,7 +176,7 @@ fn validate_log(
     for n in &log.torn {
         eprintln!("warning: line {n} is torn (its writer died mid-line); it is ignored");
     }
-    let mut cfg = match (config, &log.model) {
+    let cfg = match (config, &log.model) {
         (Some(name), _) => load_config(name)?,
         (None, Some(v)) => Config::from_json_str(&v.to_string()).map_err(|e| {
             format!(
@@ -192,10 +192,7 @@ fn validate_log(
             ))
         }
     };
-    cfg.collect_dead_messages = false;
-    cfg.collect_superseded_nli = false;
-    cfg.max_network = None;
-    let model = RebalanceModel::new(cfg, BugSet::none());
+    let model = validate::model_for(cfg, BugSet::none());
     let limits = Limits {
         max_hidden: max_hidden as usize,
         max_states: usize::try_from(max_states).unwrap_or(usize::MAX),

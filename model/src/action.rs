@@ -310,6 +310,15 @@ impl ActionKind {
         }
     }
 
+    /// Whether actions of this kind are a tablet server's own steps (R21, R22, R24): they
+    /// change only that server's state and the network, and run no coordinator rule.
+    pub fn is_server_step(self) -> bool {
+        matches!(
+            self,
+            ActionKind::DeliverNli | ActionKind::DeliverAdjustIsrResponse | ActionKind::ProposeIsr
+        )
+    }
+
     /// Whether actions of this kind run coordinator code that performs store operations, and so
     /// may carry `fail_store_op` (spec 9).
     pub fn can_fail_store(self) -> bool {

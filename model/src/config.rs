@@ -162,10 +162,24 @@ pub struct Config {
     /// server and bucket is in flight (spec 9, "superseded requests").
     #[serde(default, skip_serializing_if = "is_false")]
     pub collect_superseded_nli: bool,
+    /// Absorb a coordinator's Nli whose delivery would change nothing: its server has adopted
+    /// exactly this request, is up, and the answer it sent is still in flight (spec 3.4,
+    /// "redundant requests"). On unless a configuration turns it off; trace validation turns it
+    /// off, since a real network delivers such a resend a second time.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub absorb_redundant_nli: bool,
 }
 
 fn is_false(b: &bool) -> bool {
     !b
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn one() -> u8 {

@@ -48,6 +48,36 @@ pub fn deliver_nli(s: &mut SystemState, msg: &Nli, failed_in_flight: bool) -> Op
     Some(response)
 }
 
+/// Whether delivering this Nli now would change nothing but remove it (spec 3.4, "redundant
+/// requests"): its server is up, has seen its coordinator epoch, holds exactly its view with no
+/// rejected proposal, and the successful answer R22 would send is still in flight (so a second
+/// one would be absorbed). A coordinator's resend of such a request is absorbed like a resend
+/// of a request still in flight: in either order, the server adopts it once and answers once.
+pub fn nli_redundant(s: &SystemState, m: &Nli) -> bool {
+    let server = &s.servers[m.to as usize];
+    if !server.up || server.last_ce != m.coordinator_epoch {
+        return false;
+    }
+    let adopted = ReplicaView {
+        leader_epoch: m.leader_epoch,
+        bucket_epoch: m.bucket_epoch,
+        leader: m.leader,
+        replicas: m.replicas,
+        isr: m.isr,
+        isr_rejected: false,
+    };
+    if *s.view(m.to, m.bucket) != Some(adopted) {
+        return false;
+    }
+    let answer = Message::NliResponse(NliResponse {
+        from: m.to,
+        bucket: m.bucket,
+        ok: true,
+        context: m.context(),
+    });
+    s.network.binary_search(&answer).is_ok()
+}
+
 /// Whether delivering this Nli changes nothing now, and so ever: R22 refuses an Nli from an
 /// older coordinator epoch, and one with older leader or bucket epochs than the view; a server's
 /// `last_ce` and view epochs never decrease (R22, R24). An Nli from a newer coordinator epoch is

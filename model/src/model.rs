@@ -223,6 +223,13 @@ impl RebalanceModel {
         if self.collects_dead_messages() {
             environment::collect_dead_server_messages(step.s, self.collects_superseded_nli());
             step.deliver_dead_responses();
+            // Spec 7.2: SOME-STALE-RESPONSE-IGNORED counts the coordinator's own steps only. An
+            // answer already stale when its server sent it is ignored here all the same; which
+            // step notices a stale answer then depends only on when servers take their
+            // deliveries, an order a search may change (spec 9, "Partial-order reduction").
+            if action.kind().is_server_step() {
+                step.s.ghost.last.stale_response_ignored = false;
+            }
         }
         let out = std::mem::take(&mut step.out);
         crate::transition::record(&self.config, state, action, &out, &mut next);

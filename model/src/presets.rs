@@ -34,6 +34,7 @@ fn base(description: &str, servers: u8, rf: u8) -> Config {
         failed_responses_in_flight: false,
         collect_dead_messages: false,
         collect_superseded_nli: false,
+        absorb_redundant_nli: true,
     }
 }
 

@@ -27,6 +27,21 @@ use crate::projection;
 use crate::translate;
 pub use log::{parse, Line, Log, LogError, Record};
 
+/// The model a log is validated against: `config` without what merges steps a real network
+/// takes one by one: dead and superseded messages are kept, a redundant resend is not absorbed
+/// (spec 3.4, "redundant requests": a real server answers it a second time), and there is no
+/// search bound.
+pub fn model_for(
+    mut config: rebalance_model::Config,
+    bugs: rebalance_model::BugSet,
+) -> RebalanceModel {
+    config.collect_dead_messages = false;
+    config.collect_superseded_nli = false;
+    config.absorb_redundant_nli = false;
+    config.max_network = None;
+    RebalanceModel::new(config, bugs)
+}
+
 /// Bounds of the hidden-step search between two records.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {

@@ -96,11 +96,8 @@ fn model_of(log: &validate::Log) -> RebalanceModel {
         .model
         .clone()
         .expect("a few buckets: the header has the model");
-    let mut config = Config::from_json_str(&header.to_string()).expect("a model configuration");
-    config.collect_dead_messages = false;
-    config.collect_superseded_nli = false;
-    config.max_network = None;
-    RebalanceModel::new(config, BugSet::none())
+    let config = Config::from_json_str(&header.to_string()).expect("a model configuration");
+    validate::model_for(config, BugSet::none())
 }
 
 fn with_line(text: &str, index: usize, line: &Value) -> String {

@@ -219,7 +219,7 @@ fn a_walk_of_tiny_agrees_through_the_python_relay_with_its_snapshots() {
         ]));
     let took = started.elapsed();
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    assert_says(&stdout, &["agree on every edge: 5185 states, 22948 edges"]);
+    assert_says(&stdout, &["agree on every edge: 2592 states, 9708 edges"]);
     let (counts, runs) = totals(&stats);
     assert_eq!(runs, 1);
     println!(

@@ -134,7 +134,7 @@ fn every_edge_of_ci_leader_agrees_through_the_stdio_manager_as_in_process() {
     let here = walk_bounded(&model, u64::MAX, 0, |_| {}).expect("in process, ci-leader agrees");
     let there = walk_sut(&model, &stdio(LONG), 0, |_| {}).unwrap_or_else(|e| panic!("{e:?}"));
     assert!(there.complete);
-    assert_eq!(there.states, 20_104);
+    assert_eq!(there.states, 11_940);
     assert_eq!(
         (there.states, there.edges, there.max_depth),
         (here.states, here.edges, here.max_depth)

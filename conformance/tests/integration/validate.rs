@@ -10,11 +10,8 @@ use common::cluster_binary;
 
 /// The model a log is validated against: the configuration without the search reductions,
 /// which merge deliveries a log shows one by one (as `validate` does).
-fn unreduced(mut c: Config) -> RebalanceModel {
-    c.collect_dead_messages = false;
-    c.collect_superseded_nli = false;
-    c.max_network = None;
-    RebalanceModel::new(c, BugSet::none())
+fn unreduced(c: Config) -> RebalanceModel {
+    validate::model_for(c, BugSet::none())
 }
 
 fn traces() -> Vec<(String, Trace)> {
@@ -303,9 +300,8 @@ fn cluster_log_is_valid(store: &str, extra: &[&str], store_failures: usize) {
         .model
         .clone()
         .expect("12 buckets: the header has the model");
-    let mut config = Config::from_json_str(&header.to_string()).expect("a model configuration");
-    config.collect_dead_messages = false;
-    let model = RebalanceModel::new(config, BugSet::none());
+    let config = Config::from_json_str(&header.to_string()).expect("a model configuration");
+    let model = validate::model_for(config, BugSet::none());
     let (verdict, stats) = validate::validate(&model, &log, Limits::default());
     assert!(matches!(verdict, Verdict::Valid), "{verdict:#?}");
     // A run of twelve buckets, each moved, led or left, is more than a start and a register.

@@ -187,7 +187,7 @@ impl<'a> Step<'a> {
             if !self.s.coordinator.live.contains(to) {
                 continue;
             }
-            let m = Message::Nli(Nli {
+            let nli = Nli {
                 to,
                 bucket: b,
                 replicas: *self.assignment(b),
@@ -197,9 +197,15 @@ impl<'a> Step<'a> {
                 bucket_epoch: lai.bucket_epoch,
                 coordinator_epoch: self.s.coordinator.ce,
                 exec_key,
-            });
-            self.out.sent.push(m);
-            self.s.send(m);
+            };
+            self.out.sent.push(Message::Nli(nli));
+            // Spec 3.4, "redundant requests": a resend the server would adopt without change,
+            // answering what is already in flight, is absorbed like one still in flight.
+            if !(self.config.absorb_redundant_nli
+                && crate::environment::nli_redundant(self.s, &nli))
+            {
+                self.s.send(Message::Nli(nli));
+            }
         }
     }
 

@@ -26,7 +26,7 @@ fn tiny_json_report() {
     let r: serde_json::Value = serde_json::from_str(lines[0]).expect("JSON");
     assert_eq!(r["config"], "tiny");
     let unique = r["unique_states"].as_u64().expect("unique_states");
-    assert_eq!(unique, 5185, "tiny's pinned count");
+    assert_eq!(unique, 2592, "tiny's pinned count");
     let transitions = r["transitions"].as_u64().expect("transitions");
     assert!(transitions >= unique, "{transitions} < {unique}");
     assert!(r["state_size_bytes"].as_u64().expect("state_size_bytes") > 0);
