@@ -21,6 +21,11 @@ use std::sync::Arc;
 pub struct RebalanceModel {
     pub config: Config,
     pub bugs: BugSet,
+    /// Searched with the partial-order reduction of spec 9: the searches follow
+    /// [`crate::check::por::search_actions`], a stubborn set where there is one. Set only by
+    /// [`crate::check::por::reduced`], which also puts the configuration in the form the
+    /// reduction needs. The protocol's own predicates (fair end states, enabledness) ignore it.
+    pub reduction: bool,
     /// Transitions the checker did not follow because they lead beyond the configuration's
     /// `max_network` bound (shared by the checker's clones of the model, so a report can say
     /// how much the bound cut off rather than leave it silently unchecked).
@@ -35,6 +40,7 @@ impl RebalanceModel {
         RebalanceModel {
             config,
             bugs,
+            reduction: false,
             truncated: Arc::default(),
             fair_ends: Arc::default(),
         }

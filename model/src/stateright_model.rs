@@ -24,8 +24,9 @@ impl Model for RebalanceModel {
 
     fn actions(&self, state: &SystemState, actions: &mut Vec<Action>) {
         // Candidates, not the exact enabled set: `next_state` runs each once and drops those
-        // that turn out disabled, so no transition is computed twice.
-        self.candidate_actions(state, actions);
+        // that turn out disabled, so no transition is computed twice. Under the partial-order
+        // reduction, a stubborn set's where there is one.
+        crate::check::por::search_actions(self, state, actions);
     }
 
     fn next_state(&self, state: &SystemState, action: Action) -> Option<SystemState> {

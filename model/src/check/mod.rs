@@ -7,5 +7,6 @@
 pub mod checker;
 pub mod cycle;
 pub mod lasso;
+pub mod por;
 pub mod shortest;
 pub mod walk;

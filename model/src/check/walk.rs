@@ -25,7 +25,7 @@ pub fn edges(
     mut visit: impl FnMut(usize, Action, SystemState, StepOutput),
 ) {
     let mut candidates = Vec::new();
-    model.candidate_actions(state, &mut candidates);
+    crate::check::por::search_actions(model, state, &mut candidates);
     for (i, a) in candidates.into_iter().enumerate() {
         if let Some((next, out)) = model.step(state, &a) {
             if model.within_bound(&next) {
@@ -67,7 +67,7 @@ impl Parents {
         let mut actions = Vec::new();
         for &i in &indices {
             let mut candidates = Vec::new();
-            model.candidate_actions(&state, &mut candidates);
+            crate::check::por::search_actions(model, &state, &mut candidates);
             let a = candidates[i];
             state = model.step(&state, &a).expect("recorded edge").0;
             actions.push(a);

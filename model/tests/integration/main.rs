@@ -20,6 +20,7 @@ mod common;
 mod cycles;
 mod explorer;
 mod fairness;
+mod por;
 mod presets;
 mod suite;
 mod superseded;

@@ -8,6 +8,7 @@ mod churn;
 use clap::{Parser, Subcommand, ValueEnum};
 use rebalance_model::check::checker::{self, CheckOptions, CheckReport, Strategy, Verdict};
 use rebalance_model::check::cycle::FairCycleSearch;
+use rebalance_model::check::por::{reduced, Setup};
 use rebalance_model::view::describe;
 use rebalance_model::view::explorer::{self, ExplorerModel};
 use rebalance_model::view::web::Explorer;
@@ -129,6 +130,14 @@ enum Command {
         /// Print the report as JSON on stdout instead of text.
         #[arg(long)]
         json: bool,
+        /// Search with the partial-order reduction (spec 9, "Partial-order reduction"): where
+        /// one server's deliveries about one bucket form a stubborn set, follow only those.
+        /// It collects dead messages, keeps superseded requests and drops `max_network` (each
+        /// change is printed); the verdicts are those of that configuration's whole graph.
+        /// Shortest counterexamples are searched on the whole graph. Not with `--liveness
+        /// cycles`, whose fair cycles the reduction does not preserve.
+        #[arg(long)]
+        por: bool,
     },
     /// Serve the Explorer, web pages over the state graph: open the address `check` prints under
     /// a counterexample (`/steps/0/I/J...`) to see the path, every property marked on its last
@@ -349,6 +358,7 @@ fn main() -> ExitCode {
             trace_out,
             liveness,
             json,
+            por,
         } => {
             let config_name = model.config.clone();
             let bugs = model.switches();
@@ -356,6 +366,21 @@ fn main() -> ExitCode {
                 Ok(m) => m,
                 Err(e) => return usage(&e),
             };
+            if por && liveness == LivenessArg::Cycles {
+                return usage(
+                    "--por cannot be combined with --liveness cycles: the reduction preserves \
+                     every state property and the fair end states, not fair cycles (spec 9)",
+                );
+            }
+            let (model, setup) = if por {
+                let (m, setup) = reduced(model.config, model.bugs);
+                (m, Some(setup))
+            } else {
+                (model, None)
+            };
+            if let (Some(setup), false) = (&setup, json) {
+                println!("{}", reduction_line(setup));
+            }
             let strategy = match strategy {
                 StrategyArg::Dfs => Strategy::Dfs,
                 StrategyArg::Bfs => Strategy::Bfs,
@@ -411,6 +436,9 @@ fn main() -> ExitCode {
                     serde_json::from_str(&to_json(&model, &report, &config_name, &bugs))
                         .expect("json");
                 v["cycle_search"] = cycles.as_ref().map_or(serde_json::Value::Null, cycles_json);
+                v["reduction"] = setup
+                    .as_ref()
+                    .map_or(serde_json::Value::Null, reduction_json);
                 println!("{}", serde_json::to_string_pretty(&v).expect("json"));
             } else {
                 print_text(&model, &report, &config_name, &bugs);
@@ -574,6 +602,29 @@ fn print_text(model: &RebalanceModel, r: &CheckReport, config: &str, bugs: &[Bug
                 );
             }
         }
+    }
+}
+
+/// What `--por` did to the search (spec 9, "Partial-order reduction").
+fn reduction_line(setup: &Setup) -> String {
+    match setup {
+        Setup::On { adjustments } if adjustments.is_empty() => {
+            "reduction: partial-order (spec 9), on".to_string()
+        }
+        Setup::On { adjustments } => format!(
+            "reduction: partial-order (spec 9), on; configuration changed: {}",
+            adjustments.join("; ")
+        ),
+        Setup::NotApplicable(why) => {
+            format!("reduction: partial-order (spec 9) not applicable, whole graph searched: {why}")
+        }
+    }
+}
+
+fn reduction_json(setup: &Setup) -> serde_json::Value {
+    match setup {
+        Setup::On { adjustments } => serde_json::json!({ "on": true, "adjustments": adjustments }),
+        Setup::NotApplicable(why) => serde_json::json!({ "on": false, "not_applicable": why }),
     }
 }
 
