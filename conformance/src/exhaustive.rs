@@ -263,7 +263,8 @@ fn worker(model: &RebalanceModel, threads: usize, shared: &Shared) -> (Coverage,
         };
         let ls = lockstep.insert(ls);
         actions.clear();
-        model.candidate_actions(ls.state(), &mut actions);
+        // The reduced graph's where the model is reduced (spec 9, "Partial-order reduction").
+        rebalance_model::check::por::search_actions(model, ls.state(), &mut actions);
         for action in &actions {
             // The configuration's search bound (`max_network`), as the model checker applies it:
             // a state outside it is not expanded (its incoming edge is still checked).
@@ -407,8 +408,9 @@ pub fn walk_side<S: ManagerSide>(
         stats.max_depth = stats.max_depth.max(depth);
         lockstep.goto(position);
         actions.clear();
-        // Candidates: `explore` drops the disabled ones, so each edge is stepped once.
-        model.candidate_actions(lockstep.state(), &mut actions);
+        // Candidates (a stubborn set's where the model is reduced, spec 9): `explore` drops
+        // the disabled ones, so each edge is stepped once.
+        rebalance_model::check::por::search_actions(model, lockstep.state(), &mut actions);
         for action in &actions {
             // The configuration's search bound (`max_network`), as the model checker applies it:
             // a state outside it is not expanded (its incoming edge is still checked).

@@ -66,6 +66,16 @@ enum Command {
         /// single-threaded, so only 1 is accepted there.
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
         threads: Option<u16>,
+        /// Walk the graph `rebalance-model check` searches, the partial-order reduction's (spec
+        /// 9, "Partial-order reduction"), the default: it takes every kind of coordinator step
+        /// the whole graph has from a state with the same coordinator side, so agreement on it
+        /// is agreement on the whole graph. A configuration not in the form the reduction needs
+        /// is changed as `check` changes it, each change printed.
+        #[arg(long, overrides_with = "no_por")]
+        por: bool,
+        /// Walk the whole graph of the configuration as given (its `max_network` bound too).
+        #[arg(long, overrides_with = "por")]
+        no_por: bool,
         #[command(flatten)]
         sut: SutArgs,
     },
@@ -381,13 +391,22 @@ fn run(command: Command) -> Result<ExitCode, String> {
             coverage,
             out_dir,
             threads,
+            por: _,
+            no_por,
             sut,
         } => {
             let sut = sut.command()?;
             single_threaded_with_sut(sut.as_ref(), threads)?;
-            let cfg = load_config(&config)?;
             let bugs = parse_bugs(&bugs, &variants)?;
-            let model = RebalanceModel::new(cfg.clone(), BugSet::of(&bugs));
+            let model = RebalanceModel::new(load_config(&config)?, BugSet::of(&bugs));
+            let model = if !no_por {
+                let (model, setup) = rebalance_model::check::por::reduced(model.config, model.bugs);
+                eprintln!("{}", rebalance_model::check::por::describe(&setup));
+                model
+            } else {
+                model
+            };
+            let cfg = model.config.clone();
             eprintln!("walking every edge of `{config}` against the manager ...");
             let progress = |s: &exhaustive::WalkStats| {
                 eprintln!(

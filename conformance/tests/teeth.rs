@@ -30,17 +30,17 @@ const EXPECTED: &[(Bug, &str, usize, Acts)] = &[
     (
         Bug::UnboundedTracked,
         "ci-two-buckets",
-        7,
+        3,
         Acts::RecoverEvent,
     ),
     // H10 and H13: recovery puts a mid-migration bucket into pending.
     (
         Bug::CancelAfterRestart,
         "ci-two-buckets",
-        14,
+        8,
         Acts::RecoverEvent,
     ),
-    (Bug::RecoveryOrder, "ci-two-buckets", 14, Acts::RecoverEvent),
+    (Bug::RecoveryOrder, "ci-two-buckets", 8, Acts::RecoverEvent),
     // H12: the cancel leaves the attempt whose Phase A write failed (still at origin) running.
     (Bug::UntouchedAfterCancel, "ci-store", 2, Acts::Cancel),
 ];
@@ -96,7 +96,7 @@ const VARIANTS: &[VariantRow] = &[
         variant: Bug::RecoveredShowsRebalancing,
         trace: "variant-recovered-shows-rebalancing.json",
         switches: None,
-        step: 19,
+        step: 8,
         acts: Acts::RecoverEvent,
     },
     // With `recovery-order`: b1 is admitted before b0, whose union waits in pending; both
@@ -105,7 +105,7 @@ const VARIANTS: &[VariantRow] = &[
         variant: Bug::HashOrderRecovery,
         trace: "variant-hash-order-recovery.json",
         switches: None,
-        step: 7,
+        step: 3,
         acts: Acts::RecoverEvent,
     },
     // Alone it violates nothing (findings F11), but it still acts: on the steps of F10's trace
@@ -115,7 +115,7 @@ const VARIANTS: &[VariantRow] = &[
         variant: Bug::HashOrderRecovery,
         trace: "variant-recovered-shows-rebalancing.json",
         switches: Some(&[Bug::HashOrderRecovery]),
-        step: 19,
+        step: 8,
         acts: Acts::RecoverEvent,
     },
     // Phase A's union write is a second store operation and fails; the manager's Phase A is

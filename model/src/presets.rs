@@ -32,7 +32,9 @@ fn base(description: &str, servers: u8, rf: u8) -> Config {
         },
         max_network: None,
         failed_responses_in_flight: false,
-        collect_dead_messages: false,
+        // The form the partial-order reduction needs (spec 9, P0): dead messages collected,
+        // superseded requests kept, no bound.
+        collect_dead_messages: true,
         collect_superseded_nli: false,
         absorb_redundant_nli: true,
     }
@@ -89,8 +91,6 @@ fn rf2_move(description: &str) -> Config {
     let mut c = base(description, 3, 2);
     c.buckets = vec![bucket(&[0, 1])];
     c.plan = vec![target(0, &[1, 2])];
-    c.collect_dead_messages = true;
-    c.collect_superseded_nli = true;
     fast(c)
 }
 
@@ -100,8 +100,6 @@ fn rf3_overlap(description: &str) -> Config {
     let mut c = base(description, 4, 3);
     c.buckets = vec![bucket(&[0, 1, 2])];
     c.plan = vec![target(0, &[1, 2, 3])];
-    c.collect_dead_messages = true;
-    c.collect_superseded_nli = true;
     fast(c)
 }
 
@@ -153,14 +151,9 @@ const PRESETS: &[Preset] = &[
         c
     }),
     ("ci-two-buckets", || {
-        let mut c = two_moves(
-            "two move buckets; a coordinator crash and a cancel; at most 2 messages in flight",
-        );
+        let mut c = two_moves("two move buckets; a coordinator crash and a cancel");
         c.budgets.coordinator_crash = 1;
         c.budgets.cancel = 1;
-        // Without a bound the tail of the first bucket's messages multiplies the second
-        // bucket's space (> 2.4 million states); with it, 98 thousand.
-        c.max_network = Some(2);
         c
     }),
     ("ci-rf2-server-crash", || {
@@ -193,14 +186,10 @@ const PRESETS: &[Preset] = &[
     }),
     ("ci-rf3-crash-loss", || {
         let mut c = rf3_overlap(
-            "RF-3 overlapping move [0,1,2] -> [1,2,3]; a server crash and a message loss; at most 4 messages in flight",
+            "RF-3 overlapping move [0,1,2] -> [1,2,3]; a server crash and a message loss",
         );
         c.budgets.server_crash = 1;
         c.budgets.message_loss = 1;
-        // Unbounded this is 19.4 million states (the scheduled `rf3-overlap-crash-loss.json`).
-        // The first phase sends an Nli to each of the union's four replicas at once, so 4 is the
-        // least bound under which the move can complete (with 3, SOME-COMPLETED has no example).
-        c.max_network = Some(4);
         c
     }),
     ("ci-backoff", || {
@@ -210,7 +199,6 @@ const PRESETS: &[Preset] = &[
         c.max_reconcile_backoff_ticks = 4;
         c.target_unavailable_timeout_ticks = 6;
         c.no_progress_timeout_ticks = 8;
-        c.collect_dead_messages = true;
         c.budgets.server_crash = 1;
         c.budgets.message_loss = 1;
         c
@@ -252,7 +240,7 @@ const PRESETS: &[Preset] = &[
     }),
     ("ci-inflight2", || {
         let mut c = base(
-            "three move buckets, two slots, one tracked timed-out attempt; at most 4 messages in flight",
+            "three move buckets, two slots, one tracked timed-out attempt",
             2,
             1,
         );
@@ -265,23 +253,15 @@ const PRESETS: &[Preset] = &[
         // `tracked2-inflight2-net4.json`, 10.1 million states) the bound is every bucket and
         // cannot be exceeded.
         c.max_inflight = 2;
-        c.collect_dead_messages = true;
-        // Register sends four Nli (two buckets, two servers each), so 4 is the least bound that
-        // lets the run start.
-        c.max_network = Some(4);
         fast(c)
     }),
     ("ci-rf2-isr-cancel-crash", || {
         let mut c = rf2_move(
-            "RF-2 move; a server crash that shrinks the ISR, a cancel, a coordinator crash; at most 3 messages in flight",
+            "RF-2 move; a server crash that shrinks the ISR, a cancel, a coordinator crash",
         );
         c.budgets.server_crash = 1;
         c.budgets.cancel = 1;
         c.budgets.coordinator_crash = 1;
-        // Unbounded, the graph passed 10 million states unfinished. With 3 in flight it is 2.4
-        // million states, small enough for every CI walk; the scheduled configuration
-        // `rf2-isr-cancel-crash-net4.json` allows 4 (6.7 million).
-        c.max_network = Some(3);
         c
     }),
     ("ci-liveness-store", || {
@@ -291,13 +271,11 @@ const PRESETS: &[Preset] = &[
         c.budgets.server_crash = 1;
         c.budgets.bucket_deletion = 1;
         c.budgets.store_failure = 2;
-        // As in ci-backoff: with dead messages collected the graph stays under a million states.
-        c.collect_dead_messages = true;
         c
     }),
     ("ci-tracked2", || {
         let mut c = base(
-            "three move buckets, one slot, two tracked timed-out attempts, a deletion; at most 2 messages in flight",
+            "three move buckets, one slot, two tracked timed-out attempts, a deletion",
             2,
             1,
         );
@@ -311,16 +289,11 @@ const PRESETS: &[Preset] = &[
         // at its admission: the one CI preset where R4.1 fires (found when `Rule` gained a
         // variant per case label and the suites' cover test named R4.1 unreached).
         c.budgets.bucket_deletion = 1;
-        c.collect_dead_messages = true;
-        // One bucket's Phase A sends two Nli, so 2 is the least bound under which the run
-        // starts. With 4 in flight the graph has 3.7 million states, with 3 0.76 million, with
-        // 2 60 thousand, and every companion the preset can reach has an example with 2.
-        c.max_network = Some(2);
         fast(c)
     }),
     ("ci-leader-crash", || {
         let mut c = one_leader_only(
-            "one leader-only bucket; a server crash and restart, a message loss, a cancel (dead messages collected)",
+            "one leader-only bucket; a server crash and restart, a message loss, a cancel",
         );
         // The one preset where `elect` chooses among a live replica outside the ISR (a
         // restarted server not yet caught up) and a down one: `ci-leader` has no server crash,
@@ -333,8 +306,6 @@ const PRESETS: &[Preset] = &[
         // bucket is back at origin: R14.1b cancels it (finding F1). The one CI preset where
         // R14.1b fires (found when the suites' cover test named it unreached).
         c.budgets.cancel = 1;
-        c.collect_dead_messages = true;
-        c.collect_superseded_nli = true;
         c
     }),
 ];

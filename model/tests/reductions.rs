@@ -1,7 +1,8 @@
 //! The claims behind spec 9's search reductions, checked where they are used. Comparing verdicts
 //! with and without a reduction (`superseded.rs`) cannot see a reduction that prunes too much
 //! where no property happens to depend on what it pruned; these tests check the claims
-//! themselves, on every message a reduction removes in the reduced graph of a few CI presets:
+//! themselves, on every message a reduction removes in the reduced graph of a few CI presets
+//! (with superseded requests collected where a bucket is replicated):
 //!
 //! - a **dead** message (an Nli R22 refuses, an `Ok` AdjustIsrResponse R24 ignores): delivering it
 //!   changes nothing but the network, and it stays dead after every step that keeps it in flight;
@@ -146,8 +147,13 @@ fn check_superseded(full: &RebalanceModel, raw: &SystemState, old: &Nli, t: &mut
 /// Walks the reduced graph of `name`; at each step, compares with the same step in the
 /// unreduced model and checks each message the reduction removed.
 fn check_preset(name: &str) -> Tally {
-    let config = preset(name).expect("preset");
+    let mut config = preset(name).expect("preset");
     assert!(config.collect_dead_messages, "{name} collects nothing");
+    // The presets keep superseded requests (the partial-order reduction needs them, spec 9);
+    // the configuration files of replicated moves still collect them, so check that claim too,
+    // where a bucket has two or more replicas. Within the bound the fair-cycle search keeps.
+    config.collect_superseded_nli = config.replication_factor >= 2;
+    config.max_network = common::cycle_bound(name);
     let reduced = RebalanceModel::new(config.clone(), BugSet::none());
     let mut plain = config;
     plain.collect_dead_messages = false;

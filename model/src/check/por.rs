@@ -33,6 +33,22 @@ pub enum Setup {
     NotApplicable(&'static str),
 }
 
+/// One line saying what the reduction did, as `check` and the conformance walk print it.
+pub fn describe(setup: &Setup) -> String {
+    match setup {
+        Setup::On { adjustments } if adjustments.is_empty() => {
+            "reduction: partial-order (spec 9), on".to_string()
+        }
+        Setup::On { adjustments } => format!(
+            "reduction: partial-order (spec 9), on; configuration changed: {}",
+            adjustments.join("; ")
+        ),
+        Setup::NotApplicable(why) => {
+            format!("reduction: partial-order (spec 9) not applicable, whole graph searched: {why}")
+        }
+    }
+}
+
 /// Why the reduction cannot apply to `config` under `bugs` (P0), or `None`.
 pub fn not_applicable(config: &Config, bugs: BugSet) -> Option<&'static str> {
     if config.budgets.zombie_steps > 0 {

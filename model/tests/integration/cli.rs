@@ -108,24 +108,54 @@ fn reelect_on_reconcile_churns_elections_that_d3_does_not() {
 /// back to the same graph.
 #[test]
 fn check_json_names_its_bounds_and_the_resolved_configuration() {
-    let out = run(&["check", "--config", "ci-two-buckets", "--json"]);
+    // ci-two-buckets with the bound it had before the partial-order reduction, searched whole.
+    let dir = tempfile::tempdir().unwrap();
+    let bounded = dir.path().join("bounded.json");
+    let mut config = rebalance_model::preset("ci-two-buckets").unwrap();
+    config.max_network = Some(2);
+    std::fs::write(&bounded, serde_json::to_string(&config).unwrap()).unwrap();
+    let bounded = bounded.to_str().unwrap();
+    let out = run(&["check", "--config", bounded, "--no-por", "--json"]);
     assert_eq!(out.status.code(), Some(0));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let ends = report["fair_end_states"].as_u64().expect("fair_end_states");
     assert!(ends > 0, "{report}");
     assert_eq!(report["max_network"], 2);
     assert!(report["truncated_transitions"].as_u64().unwrap() > 0);
-    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(report["reduction"]["on"], false);
     let path = dir.path().join("resolved.json");
     std::fs::write(&path, report["config_resolved"].to_string()).unwrap();
-    let again = run(&["check", "--config", path.to_str().unwrap(), "--json"]);
+    let again = run(&[
+        "check",
+        "--config",
+        path.to_str().unwrap(),
+        "--no-por",
+        "--json",
+    ]);
     assert_eq!(again.status.code(), Some(0));
     let again: serde_json::Value = serde_json::from_slice(&again.stdout).expect("json");
     assert_eq!(again["unique_states"], report["unique_states"]);
     assert_eq!(again["fair_end_states"], report["fair_end_states"]);
     assert_eq!(again["config_resolved"], report["config_resolved"]);
+    // By default the reduction drops the bound, says so, and resolves no bound.
+    let out = run(&["check", "--config", bounded, "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let reduced: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(reduced["reduction"]["on"], true);
+    assert_eq!(reduced["max_network"], serde_json::Value::Null);
+    assert_eq!(reduced["truncated_transitions"], 0);
+    assert!(
+        reduced["reduction"]["adjustments"]
+            .to_string()
+            .contains("max_network dropped"),
+        "{reduced}"
+    );
+    assert!(reduced["config_resolved"].get("max_network").is_none());
+    let ends = reduced["fair_end_states"]
+        .as_u64()
+        .expect("fair_end_states");
     // The text report says it too, on the verdict of every LIVE-* goal.
-    let text = run(&["check", "--config", "ci-two-buckets"]);
+    let text = run(&["check", "--config", bounded]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
         text.contains(&format!(

@@ -20,7 +20,9 @@ fn fair_end_shortcut_agrees_with_the_plain_definition() {
         "ci-zombie",
         "ci-liveness-store",
     ] {
-        let model = RebalanceModel::new(preset(name).unwrap(), BugSet::none());
+        let mut config = preset(name).unwrap();
+        config.max_network = crate::common::cycle_bound(name);
+        let model = RebalanceModel::new(config, BugSet::none());
         let (mut ends, mut terminal, mut states) = (0, 0, 0);
         bfs(&model, |s, _| {
             states += 1;

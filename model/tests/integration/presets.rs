@@ -25,5 +25,5 @@ fn assert_passes(name: &str, unique: usize) {
 
 #[test]
 fn tiny_holds_with_pinned_count() {
-    assert_passes("tiny", 2592);
+    assert_passes("tiny", 915);
 }

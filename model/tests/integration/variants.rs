@@ -254,7 +254,7 @@ fn recovered_shows_rebalancing_runs_more_buckets_than_slots() {
         &[Bug::RecoveredShowsRebalancing],
         "ci-two-buckets",
         "INV-SLOT",
-        19,
+        8,
         "variant-recovered-shows-rebalancing.json",
     );
     // D1: the same steps restore both buckets as tracked, neither in a slot.
@@ -274,27 +274,29 @@ fn hash_order_recovery_halves_the_late_recovery_counterexample() {
         &[Bug::RecoveryOrder, Bug::HashOrderRecovery],
         "ci-two-buckets",
         "INV-NO-STRAY-UNION",
-        7,
+        3,
         "variant-hash-order-recovery.json",
     );
-    // In plan order, `[late]` recovery needs twice the steps to strand a union.
+    // In plan order, `[late]` recovery needs more than twice the steps to strand a union.
     let late = RebalanceModel::new(
         preset("ci-two-buckets").unwrap(),
         BugSet::of(&[Bug::RecoveryOrder]),
     );
     let found = first_discoveries(&late, &["INV-NO-STRAY-UNION"]);
-    assert_eq!(found[0].actions.len(), 14);
+    assert_eq!(found[0].actions.len(), 8);
 }
 
 #[test]
 fn hash_order_recovery_alone_holds_on_ci_two_buckets() {
     use rebalance_model::check::checker::{check, CheckOptions, Verdict};
-    let model = RebalanceModel::new(
-        preset("ci-two-buckets").unwrap(),
-        BugSet::of(&[Bug::HashOrderRecovery]),
-    );
-    let r = check(&model, &CheckOptions::dfs(1));
-    assert_eq!(r.unique_states, 90_918);
+    // Within the two messages in flight the preset had before the partial-order reduction: its
+    // graph under this switch is 2.5 million states reduced, too slow for CI; the scheduled
+    // checks run the switch on the whole preset (`scripts/scheduled-checks.sh`).
+    let mut config = preset("ci-two-buckets").unwrap();
+    config.max_network = crate::common::cycle_bound("ci-two-buckets");
+    let model = RebalanceModel::new(config, BugSet::of(&[Bug::HashOrderRecovery]));
+    let r = check(&model, &CheckOptions::dfs(2));
+    assert_eq!(r.unique_states, 81_260);
     for (p, v) in &r.verdicts {
         assert!(!matches!(v, Verdict::Violated(_)), "{p}: {v:?}");
     }

@@ -8,7 +8,7 @@ mod churn;
 use clap::{Parser, Subcommand, ValueEnum};
 use rebalance_model::check::checker::{self, CheckOptions, CheckReport, Strategy, Verdict};
 use rebalance_model::check::cycle::FairCycleSearch;
-use rebalance_model::check::por::{reduced, Setup};
+use rebalance_model::check::por::{describe, reduced, Setup};
 use rebalance_model::view::describe;
 use rebalance_model::view::explorer::{self, ExplorerModel};
 use rebalance_model::view::web::Explorer;
@@ -130,14 +130,20 @@ enum Command {
         /// Print the report as JSON on stdout instead of text.
         #[arg(long)]
         json: bool,
-        /// Search with the partial-order reduction (spec 9, "Partial-order reduction"): where
-        /// one server's deliveries about one bucket form a stubborn set, follow only those.
-        /// It collects dead messages, keeps superseded requests and drops `max_network` (each
-        /// change is printed); the verdicts are those of that configuration's whole graph.
-        /// Shortest counterexamples are searched on the whole graph. Not with `--liveness
-        /// cycles`, whose fair cycles the reduction does not preserve.
-        #[arg(long)]
+        /// Search with the partial-order reduction (spec 9, "Partial-order reduction"), the
+        /// default: where one server's deliveries about one bucket form a stubborn set, follow
+        /// only those. A configuration not in the form it needs (the presets are) is changed:
+        /// dead messages collected, superseded requests kept, redundant resends absorbed,
+        /// `max_network` dropped, each change printed; the verdicts are those of that
+        /// configuration's whole graph. Shortest counterexamples are searched on the whole
+        /// graph.
+        #[arg(long, overrides_with = "no_por")]
         por: bool,
+        /// Search the whole graph of the configuration as given, without the reduction.
+        /// `--liveness cycles` implies it: the reduction keeps every state property and fair end
+        /// state, not fair cycles.
+        #[arg(long, overrides_with = "por")]
+        no_por: bool,
     },
     /// Serve the Explorer, web pages over the state graph: open the address `check` prints under
     /// a counterexample (`/steps/0/I/J...`) to see the path, every property marked on its last
@@ -359,6 +365,7 @@ fn main() -> ExitCode {
             liveness,
             json,
             por,
+            no_por,
         } => {
             let config_name = model.config.clone();
             let bugs = model.switches();
@@ -366,21 +373,29 @@ fn main() -> ExitCode {
                 Ok(m) => m,
                 Err(e) => return usage(&e),
             };
-            if por && liveness == LivenessArg::Cycles {
+            // The fair-cycle search reads the whole graph: the reduction keeps every state
+            // property and fair end state, not fair cycles (spec 9).
+            let cycles_wanted = liveness == LivenessArg::Cycles;
+            if por && cycles_wanted {
                 return usage(
-                    "--por cannot be combined with --liveness cycles: the reduction preserves \
-                     every state property and the fair end states, not fair cycles (spec 9)",
+                    "--por cannot be combined with --liveness cycles: the partial-order reduction \
+                     preserves every state property and the fair end states, not fair cycles \
+                     (spec 9); --liveness cycles searches the whole graph",
                 );
             }
-            let (model, setup) = if por {
+            let (model, setup) = if !no_por && !cycles_wanted {
                 let (m, setup) = reduced(model.config, model.bugs);
                 (m, Some(setup))
             } else {
                 (model, None)
             };
-            if let (Some(setup), false) = (&setup, json) {
-                println!("{}", reduction_line(setup));
-            }
+            let reduction = match &setup {
+                Some(setup) => describe(setup),
+                None if cycles_wanted => {
+                    "reduction: off (--liveness cycles searches the whole graph)".to_string()
+                }
+                None => "reduction: off (--no-por: the whole graph)".to_string(),
+            };
             let strategy = match strategy {
                 StrategyArg::Dfs => Strategy::Dfs,
                 StrategyArg::Bfs => Strategy::Bfs,
@@ -436,12 +451,18 @@ fn main() -> ExitCode {
                     serde_json::from_str(&to_json(&model, &report, &config_name, &bugs))
                         .expect("json");
                 v["cycle_search"] = cycles.as_ref().map_or(serde_json::Value::Null, cycles_json);
-                v["reduction"] = setup
-                    .as_ref()
-                    .map_or(serde_json::Value::Null, reduction_json);
+                let adjustments = match &setup {
+                    Some(Setup::On { adjustments }) => adjustments.clone(),
+                    _ => Vec::new(),
+                };
+                v["reduction"] = serde_json::json!({
+                    "on": matches!(setup, Some(Setup::On { .. })),
+                    "summary": reduction,
+                    "adjustments": adjustments,
+                });
                 println!("{}", serde_json::to_string_pretty(&v).expect("json"));
             } else {
-                print_text(&model, &report, &config_name, &bugs);
+                print_text(&model, &report, &config_name, &bugs, &reduction);
                 match &cycles {
                     Some(search) => print_cycles(&model, search),
                     None => println!(
@@ -551,8 +572,15 @@ fn switches_line(config: &str, bugs: &[Bug]) -> String {
     head
 }
 
-fn print_text(model: &RebalanceModel, r: &CheckReport, config: &str, bugs: &[Bug]) {
+fn print_text(
+    model: &RebalanceModel,
+    r: &CheckReport,
+    config: &str,
+    bugs: &[Bug],
+    reduction: &str,
+) {
     println!("{}", switches_line(config, bugs));
+    println!("{reduction}");
     println!(
         "unique states {}, total states {}, max depth {}, {:.2} s, {:.0} states/s{}",
         r.unique_states,
@@ -602,29 +630,6 @@ fn print_text(model: &RebalanceModel, r: &CheckReport, config: &str, bugs: &[Bug
                 );
             }
         }
-    }
-}
-
-/// What `--por` did to the search (spec 9, "Partial-order reduction").
-fn reduction_line(setup: &Setup) -> String {
-    match setup {
-        Setup::On { adjustments } if adjustments.is_empty() => {
-            "reduction: partial-order (spec 9), on".to_string()
-        }
-        Setup::On { adjustments } => format!(
-            "reduction: partial-order (spec 9), on; configuration changed: {}",
-            adjustments.join("; ")
-        ),
-        Setup::NotApplicable(why) => {
-            format!("reduction: partial-order (spec 9) not applicable, whole graph searched: {why}")
-        }
-    }
-}
-
-fn reduction_json(setup: &Setup) -> serde_json::Value {
-    match setup {
-        Setup::On { adjustments } => serde_json::json!({ "on": true, "adjustments": adjustments }),
-        Setup::NotApplicable(why) => serde_json::json!({ "on": false, "not_applicable": why }),
     }
 }
 
