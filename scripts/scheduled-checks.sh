@@ -7,10 +7,12 @@ usage() {
     cat <<'TEXT'
 usage: scripts/scheduled-checks.sh [--timeout SECONDS] [--no-conformance] [CONFIG...]
 
-Runs `rebalance-model check` on each configuration (a preset name or a file; default: the
-large configurations of docs/model.md's "Larger configurations" table and `full`), each under a time
-limit (default 1800 s), and then `rebalance-conformance exhaustive` on each one whose check finished
-with every property holding. Prints one summary line per configuration:
+Runs `rebalance-model check` (with the partial-order reduction, spec 9) on each configuration (a
+preset name or a file; default: the large configurations of docs/model.md's "Larger
+configurations" table, `full`, and the three CI presets whose reduced graphs CI's conformance walk
+samples within a bound), each under a time limit (default 1800 s), and then `rebalance-conformance
+exhaustive` (on the same reduced graph) on each one whose check finished with every property
+holding. Prints one summary line per configuration:
 
   CONFIG  check: STATES states, SECONDS s, PEAK KB (holds | VIOLATED | timed out)
           conformance: EDGES edges agree (SECONDS s) | DIVERGENCE | skipped
@@ -18,8 +20,10 @@ with every property holding. Prints one summary line per configuration:
 Then regenerates every shipped suite under conformance/suite/ and diffs it, validates the logs of
 50 seeded `cluster` runs (and 20 on ZooKeeper when ZK_ADDR is set), fuzzes every decoder
 (fuzz_decoders, 500,000 executions each, and the cargo-fuzz targets, 10 minutes each with
-scripts/fuzz.sh), and compares the verdicts with and without the superseded-request reduction on
-every preset that sets it.
+scripts/fuzz.sh), compares the verdicts with and without the superseded-request reduction on
+every replicated preset, and compares the whole and the reduced graph of every CI preset, and of
+every bug switch at its home configuration, state by state (model/tests/integration/por.rs with
+POR_PRESETS=all).
 
 Exit code: 0 when every finished check holds, every walk agrees, the suites regenerate unchanged,
 no fuzz target fails and the verdicts agree; 1 otherwise. A check that
@@ -46,14 +50,18 @@ done
 
 cd "$(dirname "$0")/.."
 if [ ${#configs[@]} -eq 0 ]; then
+    # The reduction drops a file's max_network bound and superseded-request collection, so the
+    # files that were bounded or collected variants of a preset (rf2-isr-cancel-crash-net4,
+    # rf3-overlap-crash-loss, rf2-move-server-crash) are that preset now, and
+    # tracked2-inflight2-net4 is three-buckets-tracked2-inflight2; they are not run twice.
     configs=(
+        ci-rf2-isr-cancel-crash
+        ci-rf3-crash-loss
+        ci-tracked2
         model/configs/rf3-overlap-server-crash.json
         model/configs/rf2-crash-cancel-coordinator-crash.json
-        model/configs/rf2-isr-cancel-crash-net4.json
-        model/configs/rf3-overlap-crash-loss.json
-        model/configs/tracked2-inflight2-net4.json
         model/configs/three-buckets-tracked2-inflight2.json
-        model/configs/rf2-move-server-crash.json
+        model/configs/rf3-two-buckets-all-faults.json
         full
     )
 fi
@@ -150,11 +158,19 @@ if scripts/fuzz.sh --seconds 600 --seed "$fuzz_seed" --corpus fuzz/corpus | sed 
     status=1
 fi
 
-# The superseded-request reduction changes no verdict on any preset that uses it.
+# The superseded-request reduction changes no verdict on any replicated preset.
 if SUPERSEDED_PRESETS=all cargo test --release -q -p rebalance-model --test integration -- superseded:: >/dev/null 2>&1; then
-    echo "superseded: same verdicts with and without, on every preset that sets it"
+    echo "superseded: same verdicts with and without, on every replicated preset"
 else
     echo "superseded: VERDICTS DIFFER (SUPERSEDED_PRESETS=all cargo test --release -p rebalance-model --test integration -- superseded::)"
+    status=1
+fi
+# The partial-order reduction keeps every coordinator-side state, fair end, coordinator step and
+# verdict of the whole graph, on every CI preset and every switch at its home (spec 9).
+if POR_PRESETS=all cargo test --release -q -p rebalance-model --test integration -- por:: >/dev/null 2>&1; then
+    echo "por: every CI preset and every switch at home keeps the whole graph's states, fair ends and verdicts"
+else
+    echo "por: THE REDUCTION LOST SOMETHING (POR_PRESETS=all cargo test --release -p rebalance-model --test integration -- por:: --nocapture)"
     status=1
 fi
 exit $status

@@ -13,7 +13,14 @@ fn bench(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn tiny_json_report() {
-    let out = bench(&["--config", "tiny", "--profile-states", "500", "--json"]);
+    let out = bench(&[
+        "--config",
+        "tiny",
+        "--profile-states",
+        "500",
+        "--json",
+        "--no-por",
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),

@@ -78,6 +78,7 @@ pub fn run_cli(
     threads: usize,
     profile_states: usize,
     json: bool,
+    reduced: bool,
 ) -> Result<(), String> {
     let names: Vec<String> = if configs.is_empty() {
         default_configs().into_iter().map(String::from).collect()
@@ -87,7 +88,12 @@ pub fn run_cli(
     let mut models = Vec::new();
     for name in &names {
         let config = presets::load(name)?;
-        models.push((name.clone(), RebalanceModel::new(config, BugSet::none())));
+        let model = if reduced {
+            rebalance_model::check::por::reduced(config, BugSet::none()).0
+        } else {
+            RebalanceModel::new(config, BugSet::none())
+        };
+        models.push((name.clone(), model));
     }
     let mut results = Vec::new();
     for (name, model) in &models {
@@ -169,7 +175,7 @@ pub fn profile(model: &RebalanceModel, max_states: usize) -> Profile {
 
         actions.clear();
         let t = Instant::now();
-        model.candidate_actions(&state, &mut actions);
+        rebalance_model::check::por::search_actions(model, &state, &mut actions);
         enumerate += t.elapsed().as_nanos();
         candidates += actions.len();
 

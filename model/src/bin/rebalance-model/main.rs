@@ -239,6 +239,11 @@ enum Command {
         /// Print one JSON object per configuration (one per line) instead of the table.
         #[arg(long)]
         json: bool,
+        /// Check the whole graph, as `check --no-por` does, instead of the partial-order
+        /// reduction's (the default, as `check`'s): the per-state speed of the search without
+        /// the reduction.
+        #[arg(long)]
+        no_por: bool,
     },
 }
 
@@ -348,9 +353,10 @@ fn main() -> ExitCode {
             threads,
             profile_states,
             json,
+            no_por,
         } => {
             let threads = threads as usize;
-            match crate::bench::run_cli(&configs, threads, profile_states, json) {
+            match crate::bench::run_cli(&configs, threads, profile_states, json, !no_por) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => usage(&e),
             }
