@@ -14,8 +14,8 @@
 //! - The reduced graph is part of the whole one, its stubborn steps set no last-step fact, and
 //!   each lowers the measure of `por::measure` (the cycle proviso).
 //!
-//! CI runs the presets of `CI_PRESETS`; `POR_PRESETS=all` runs every CI preset
-//! (`scripts/scheduled-checks.sh` does), `POR_PRESETS=a,b` the presets named.
+//! CI runs the presets of `CI_PRESETS`; `POR_PRESETS=all` runs every CI preset but the three of
+//! `WHOLE_TOO_LARGE` (`scripts/scheduled-checks.sh` does), `POR_PRESETS=a,b` the presets named.
 
 use rebalance_model::check::checker::{check, CheckOptions, Verdict};
 use rebalance_model::check::por::{self, measure, stubborn_replica, Setup};
@@ -37,6 +37,15 @@ const CI_PRESETS: &[&str] = &[
     "ci-rf2-recovery",
     "ci-coordinator-crash",
     "ci-leader-crash",
+];
+
+/// CI presets whose whole graph no walk here finishes: their `check --no-por` passed tens of
+/// millions of states unfinished (docs/measurements.md, "The partial-order reduction"). The
+/// reduced graphs of all three are checked in CI; the theorem is tested on the others.
+const WHOLE_TOO_LARGE: [&str; 3] = [
+    "ci-rf2-isr-cancel-crash",
+    "ci-rf3-crash-loss",
+    "ci-tracked2",
 ];
 
 /// Everything a property reads of a state but the network and the servers: the coordinator
@@ -239,7 +248,11 @@ fn compare(name: &str, config: Config, bugs: BugSet) -> Option<(usize, usize)> {
 #[test]
 fn the_reduced_graph_keeps_every_coordinator_state_fair_end_and_fact() {
     let names: Vec<String> = match std::env::var("POR_PRESETS") {
-        Ok(v) if v == "all" => ci_preset_names().iter().map(|n| n.to_string()).collect(),
+        Ok(v) if v == "all" => ci_preset_names()
+            .iter()
+            .filter(|n| !WHOLE_TOO_LARGE.contains(n))
+            .map(|n| n.to_string())
+            .collect(),
         Ok(v) => v.split(',').map(str::to_string).collect(),
         Err(_) => CI_PRESETS.iter().map(|n| n.to_string()).collect(),
     };
@@ -250,11 +263,13 @@ fn the_reduced_graph_keeps_every_coordinator_state_fair_end_and_fact() {
             compared += 1;
         }
     }
-    assert_eq!(
-        compared,
-        names.len(),
-        "the reduction applies to every preset named"
-    );
+    // Where P0 fails (a deposed coordinator: ci-zombie) there is nothing to compare.
+    let applicable = names
+        .iter()
+        .filter(|n| por::not_applicable(&preset(n).unwrap(), BugSet::none()).is_none())
+        .count();
+    assert!(applicable > 0);
+    assert_eq!(compared, applicable);
 }
 
 /// The same comparison under every bug switch and Fluss variant, on the small presets where
@@ -304,7 +319,7 @@ fn the_reduced_graph_keeps_them_under_every_switch_at_home() {
         (EpochBumpOnRetry, preset("tiny").unwrap()),
         (EndlessReconcile, preset("ci-server-crash").unwrap()),
         (UnboundedTracked, preset("ci-two-buckets").unwrap()),
-        (UnboundedTracked, preset("ci-tracked2").unwrap()),
+        // (Its third home, ci-tracked2, is in WHOLE_TOO_LARGE.)
         (UnboundedTracked, preset("ci-inflight2").unwrap()),
         (CancelAfterRestart, preset("ci-two-buckets").unwrap()),
         (RecoveryOrder, preset("ci-two-buckets").unwrap()),
