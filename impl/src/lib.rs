@@ -69,4 +69,4 @@ pub use crate::core::types::{
     OverallStatus, Plan, PlanEntry, PlanKind, RebalanceId, ServerId, TaskNode, TaskStatus,
 };
 pub use store::mem::MemStore;
-pub use store::{ClusterState, PersistedState, Store, StoreError};
+pub use store::{BatchStore, BatchedWrite, ClusterState, PersistedState, Store, StoreError};

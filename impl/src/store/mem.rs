@@ -67,8 +67,9 @@ impl MemStore {
         self.fail_at.is_some()
     }
 
-    /// Counts the operation and decides whether it fails.
-    fn op(&mut self) -> Result<(), StoreError> {
+    /// Counts one operation and decides whether it fails (the batch extension,
+    /// `store::batch`, counts a whole batch as one).
+    pub(crate) fn count_op(&mut self) -> Result<(), StoreError> {
         self.ops += 1;
         if self.fail_at == Some(self.ops) {
             self.fail_at = None;
@@ -83,23 +84,23 @@ impl MemStore {
 
 impl Store for MemStore {
     fn elect_coordinator(&mut self) -> Result<Epoch, StoreError> {
-        self.op()?;
+        self.count_op()?;
         self.state.coordinator_epoch += 1;
         Ok(self.state.coordinator_epoch)
     }
 
     fn load_cluster(&mut self) -> Result<ClusterState, StoreError> {
-        self.op()?;
+        self.count_op()?;
         Ok(self.state.cluster.clone())
     }
 
     fn read_task(&mut self) -> Result<Option<TaskNode>, StoreError> {
-        self.op()?;
+        self.count_op()?;
         Ok(self.state.task.clone())
     }
 
     fn write_task(&mut self, writer_epoch: Epoch, task: &TaskNode) -> Result<(), StoreError> {
-        self.op()?;
+        self.count_op()?;
         self.state.check_writer(writer_epoch)?;
         self.state.task = Some(task.clone());
         Ok(())
@@ -111,14 +112,14 @@ impl Store for MemStore {
         bucket: BucketId,
         record: &BucketRecord,
     ) -> Result<(), StoreError> {
-        self.op()?;
+        self.count_op()?;
         self.state.check_writer(writer_epoch)?;
         self.state.cluster.buckets.insert(bucket, record.clone());
         Ok(())
     }
 
     fn mark_deleted(&mut self, writer_epoch: Epoch, bucket: BucketId) -> Result<(), StoreError> {
-        self.op()?;
+        self.count_op()?;
         self.state.check_writer(writer_epoch)?;
         self.state.cluster.deleted.insert(bucket);
         Ok(())
