@@ -16,16 +16,18 @@
 //! 1. **Take an input** (a message, the front of the event queue, a tick, a client request) and
 //!    call `handle(now_ms, input)`. Its writes go into the open batch; a batch that reaches its
 //!    size bound is flushed by the adapter there and then.
-//! 2. **Hold its effects**: if the open batch is empty and nothing is held, they may go at once
-//!    (every write they depend on is durable); otherwise [`Outbox::hold`] keeps them, in order,
-//!    behind the ones already held. Messages, events and replies alike: nothing an input caused
-//!    leaves the incarnation before its writes are durable.
-//! 3. **Flush** when the batch is full, when the oldest held input has waited the latency
-//!    bound, or when no input can be taken without a held effect (the network and the event
-//!    queue are empty): [`GroupCommit::flush`], one durable operation fenced by the
-//!    coordinator epoch.
-//! 4. **Release** what was held, in the order it was emitted ([`Outbox::release`]): send the
-//!    messages, append the events to the event queue, answer the clients. Then go to 1.
+//! 2. **Hold its effects** ([`Outbox::hold`]), in order, behind the ones already held:
+//!    messages, events and replies alike. Nothing an input caused leaves the incarnation before
+//!    its writes are durable.
+//! 3. **Flush** when the oldest held input has waited the latency bound, or when no input can be
+//!    taken without a held effect (the network and the event queue are empty):
+//!    [`GroupCommit::flush`], one durable operation fenced by the coordinator epoch. (The size
+//!    bound flushes inside step 1.)
+//! 4. **Release** every held input whose writes are all durable ([`Outbox::release`] with
+//!    [`GroupCommit::durable`]: after a flush, including one the size bound made inside a later
+//!    input, or at once after an input that left nothing pending), in the order they were
+//!    emitted: send the messages, append the events to the event queue, answer the clients.
+//!    Then go to 1.
 //! 5. **On a failed flush** (an error, a lost answer, a fence): stop the incarnation. Discard the
 //!    held effects ([`Outbox::discard`]) and the event queue, drop the manager, and start a new
 //!    incarnation on the store (R17), which recovers (R16) from what is durable. No effect of the
@@ -37,6 +39,7 @@
 //! core (R8) and nothing is ever held.
 
 mod outbox;
+mod released;
 
 use std::sync::Arc;
 
@@ -44,6 +47,7 @@ use rebalance_manager::store::{BatchStore, BatchedWrite, ClusterState, Store, St
 use rebalance_manager::{BucketId, BucketRecord, Epoch, PersistedState, Plan, TaskNode};
 
 pub use outbox::{Held, Outbox};
+pub use released::released_durable;
 
 /// What a [`GroupCommit`] has done, for the host's figures.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,7 +64,7 @@ pub struct CommitStats {
 
 /// The batching adapter: the storage port the core writes through, gathering its writes into
 /// batches of at most `limit`. See the module documentation for the host procedure around it.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct GroupCommit<S> {
     inner: S,
     limit: usize,
@@ -72,6 +76,10 @@ pub struct GroupCommit<S> {
     stored_plan: Option<(u64, Arc<Plan>)>,
     /// A flush failed: the batch may be lost, and the core's cache is ahead of the store.
     lost: Option<StoreError>,
+    /// Writes acknowledged to the core, and how many of them are durable (a prefix: batches are
+    /// made durable in order, and a write that goes alone flushes the open batch first).
+    acknowledged: u64,
+    durable: u64,
     stats: CommitStats,
 }
 
@@ -87,6 +95,8 @@ impl<S: BatchStore> GroupCommit<S> {
             open_epoch: 0,
             stored_plan: None,
             lost: None,
+            acknowledged: 0,
+            durable: 0,
             stats: CommitStats::default(),
         }
     }
@@ -99,6 +109,17 @@ impl<S: BatchStore> GroupCommit<S> {
     /// Writes in the open batch, acknowledged to the core and not yet durable.
     pub fn pending(&self) -> usize {
         self.open.len()
+    }
+
+    /// Writes acknowledged to the core so far (queued or durable): the [`Outbox`] notes it at the
+    /// end of each input.
+    pub fn acknowledged(&self) -> u64 {
+        self.acknowledged
+    }
+
+    /// How many of the acknowledged writes are durable: the first `durable()` of them.
+    pub fn durable(&self) -> u64 {
+        self.durable
     }
 
     /// Set once a flush failed: the incarnation must stop (step 5 of the host procedure).
@@ -141,6 +162,7 @@ impl<S: BatchStore> GroupCommit<S> {
         match self.inner.write_batch(self.open_epoch, &self.open) {
             Ok(()) => {
                 self.open.clear();
+                self.durable += n as u64;
                 self.stats.flushes += 1;
                 self.stats.batched_writes += n as u64;
                 self.stats.largest = self.stats.largest.max(n);
@@ -194,16 +216,20 @@ impl<S: BatchStore> GroupCommit<S> {
             self.open_epoch = writer_epoch;
         }
         self.open.push(w);
+        self.acknowledged += 1;
         if self.open.len() >= self.limit {
             self.flush()?;
         }
         Ok(())
     }
 
-    /// Counts a write that went to the store by itself.
+    /// Counts a write that went to the store by itself (after the open batch, so it is durable
+    /// in order).
     fn single<T>(&mut self, r: Result<T, StoreError>) -> Result<T, StoreError> {
         if r.is_ok() {
             self.stats.single_writes += 1;
+            self.acknowledged += 1;
+            self.durable += 1;
         }
         r
     }

@@ -1,6 +1,8 @@
 //! The effects of inputs whose writes are not durable yet (steps 2, 4 and 5 of the host
 //! procedure in the module above).
 
+use std::collections::VecDeque;
+
 use rebalance_manager::Effect;
 
 /// One input's effects, held, with what the host keeps about the input (`T`: the time it was
@@ -13,15 +15,19 @@ pub struct Held<T> {
     pub effects: Vec<Effect>,
 }
 
-/// Held effects, in the order the inputs were handled.
+/// Held effects, in the order the inputs were handled, each with the adapter's count of
+/// acknowledged writes at the end of its input ([`super::GroupCommit::acknowledged`]): the input
+/// depends on no write after that one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outbox<T> {
-    held: Vec<Held<T>>,
+    held: VecDeque<(u64, Held<T>)>,
 }
 
 impl<T> Default for Outbox<T> {
     fn default() -> Self {
-        Outbox { held: Vec::new() }
+        Outbox {
+            held: VecDeque::new(),
+        }
     }
 }
 
@@ -31,25 +37,22 @@ impl<T> Outbox<T> {
         Self::default()
     }
 
-    /// Step 2: after an input, with `pending` writes in the open batch. Its effects may go at once
-    /// only when nothing is pending and nothing is held: then every write they can depend on is
-    /// durable, and no earlier effect is still waiting (effects leave in emission order). Then
-    /// they are returned; otherwise they are held and `None` is returned.
-    pub fn hold(&mut self, pending: usize, input: T, effects: Vec<Effect>) -> Option<Held<T>> {
-        let held = Held { input, effects };
-        if pending == 0 && self.held.is_empty() {
-            return Some(held);
-        }
-        self.held.push(held);
-        None
+    /// Step 2: after an input, its effects, behind the ones already held, with `acknowledged`,
+    /// the adapter's count of writes acknowledged to the core so far.
+    pub fn hold(&mut self, acknowledged: u64, input: T, effects: Vec<Effect>) {
+        self.held.push_back((acknowledged, Held { input, effects }));
     }
 
-    /// Step 4: after a successful flush, everything held, oldest first.
-    pub fn release(&mut self) -> std::vec::Drain<'_, Held<T>> {
-        self.held.drain(..)
+    /// Step 4: the held inputs whose writes are all durable, given `durable`, the adapter's
+    /// count of writes made durable ([`super::GroupCommit::durable`]), oldest first. Writes
+    /// become durable in the order they were acknowledged, so these are a prefix: effects leave
+    /// in emission order. An input that wrote nothing while nothing was pending goes at once.
+    pub fn release(&mut self, durable: u64) -> impl Iterator<Item = Held<T>> + '_ {
+        let n = self.held.partition_point(|(ack, _)| *ack <= durable);
+        self.held.drain(..n).map(|(_, h)| h)
     }
 
-    /// Step 5: after a failed flush, the held effects never happen.
+    /// Step 5: after a failed flush, the held effects never happen. Returns how many inputs'.
     pub fn discard(&mut self) -> usize {
         let n = self.held.len();
         self.held.clear();
@@ -68,11 +71,11 @@ impl<T> Outbox<T> {
 
     /// The oldest held input's note (for the latency bound).
     pub fn oldest(&self) -> Option<&T> {
-        self.held.first().map(|h| &h.input)
+        self.held.front().map(|(_, h)| &h.input)
     }
 
     /// Every held effect, oldest first (what the incarnation has emitted and not yet released).
     pub fn effects(&self) -> impl Iterator<Item = &Effect> {
-        self.held.iter().flat_map(|h| h.effects.iter())
+        self.held.iter().flat_map(|(_, h)| h.effects.iter())
     }
 }
