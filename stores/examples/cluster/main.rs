@@ -8,10 +8,12 @@
 //! ```
 //!
 //! `--help` says more. The files: `args` (the command line), `store` (the stores behind one
-//! type, counted for the figures and for `--kill-at-store-op`), `run` (the host loop) and this
-//! one (the summary).
+//! type, counted for the figures and for `--kill-at-store-op`), `host` (group commit's host
+//! procedure around one incarnation), `run` (setup and the loop that takes inputs) and this one
+//! (the summary).
 
 mod args;
+mod host;
 mod run;
 mod store;
 
@@ -20,7 +22,8 @@ use std::process::ExitCode;
 use rebalance_manager::OverallStatus;
 
 use args::{parse_args, Args, HELP};
-use run::{run, Run};
+use host::HostLoop;
+use run::run;
 
 const SERVERS: u32 = 8;
 
@@ -35,8 +38,8 @@ enum Failure {
 /// The summary's recovery figure, or why there is none: a `--crash-coordinator-at` (or
 /// `--zk-outage-at`) beyond the run's last input injected nothing, which the summary says rather
 /// than reading as a run that had no crash asked for.
-fn recovery(args: &Args, stats: &Run) -> String {
-    let mut line = match (stats.recovery.first(), args.crash_at) {
+fn recovery(args: &Args, stats: &HostLoop<'_>) -> String {
+    let mut line = match (stats.recoveries.first(), args.crash_at) {
         (Some(d), _) => format!(
             "{:.1} ms (open the store, start, Recover) after the crash",
             d.as_secs_f64() * 1e3
@@ -52,6 +55,14 @@ fn recovery(args: &Args, stats: &Run) -> String {
             "; no ZooKeeper outage: the run ended after {} inputs, before --zk-outage-at {t}",
             stats.inputs
         ));
+    }
+    if stats.recoveries.len() > 1 {
+        let all: Vec<String> = stats
+            .recoveries
+            .iter()
+            .map(|d| format!("{:.1}", d.as_secs_f64() * 1e3))
+            .collect();
+        line.push_str(&format!("; every restart (ms): {}", all.join(", ")));
     }
     line
 }
@@ -84,7 +95,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (m, stats, wall) = match run(&args) {
+    let (mut host, wall) = match run(&args) {
         Ok(r) => r,
         Err(Failure::Usage(e)) => {
             eprintln!("error: {e}\n(see --help)");
@@ -99,8 +110,19 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let store = m.store();
-    let secs = wall.as_secs_f64();
+    summary(&args, &mut host, wall.as_secs_f64());
+    let overall = host.m().overall();
+    if overall == Some(OverallStatus::Completed) {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("error: the rebalance did not complete: {overall:?}");
+        ExitCode::from(1)
+    }
+}
+
+/// What the run did, one figure a line.
+fn summary(args: &Args, host: &mut HostLoop<'_>, secs: f64) {
+    let m = host.m();
     let c = m.counts();
     // The spec's names (spec 3.2), as the task node stores them.
     let status = match m.overall() {
@@ -118,26 +140,39 @@ fn main() -> ExitCode {
     println!("time              {secs:.2} s");
     println!(
         "inputs            {} ({:.0}/s)",
-        stats.inputs,
-        stats.inputs as f64 / secs
+        host.inputs,
+        host.inputs as f64 / secs
     );
     println!(
-        "store writes      {} ({:.0}/s of run time; {:.0} us each on average)",
-        store.writes,
-        store.writes as f64 / secs,
-        store.write_time.as_secs_f64() * 1e6 / store.writes.max(1) as f64
+        "store writes      {} ({:.0}/s of run time)",
+        host.writes,
+        host.writes as f64 / secs
     );
+    let ops = host.batches + host.single_writes;
+    let durable = if host.batches > 0 {
+        format!(
+            "{ops} ({:.0}/s): {} batches of {:.1} writes on average (the largest {}), {} writes alone",
+            ops as f64 / secs,
+            host.batches,
+            host.batched_writes as f64 / host.batches as f64,
+            host.largest_batch,
+            host.single_writes
+        )
+    } else {
+        format!("{ops} ({:.0}/s), one per write", ops as f64 / secs)
+    };
+    println!("durable ops       {durable}");
     let (failures, last) = m.store_failures();
     println!(
         "store failures    {failures}{}",
         last.map(|e| format!(" (last: {e})")).unwrap_or_default()
     );
-    println!("recovery          {}", recovery(&args, &stats));
-    if m.overall() == Some(OverallStatus::Completed) {
-        ExitCode::SUCCESS
-    } else {
-        eprintln!("error: the rebalance did not complete: {:?}", m.overall());
-        ExitCode::from(1)
+    let lost = host.lost_batches;
+    if let Some((mean, p99)) = host.latencies.mean_p99_us() {
+        println!("release latency   mean {mean:.0} us, p99 {p99:.0} us (an input taken to its effects released)");
     }
+    if args.group_commit > 1 {
+        println!("lost batches      {lost}");
+    }
+    println!("recovery          {}", recovery(args, host));
 }
-

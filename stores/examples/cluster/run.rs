@@ -1,19 +1,19 @@
 //! The host loop: the manager against the simulated cluster on a durable store, with the
 //! coordinator log, the injected crash and the ZooKeeper outage.
 
-use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use rebalance_manager::sim::{Cluster, Rng};
 use rebalance_manager::{
-    BucketId, BucketRecord, Config, Effect, Event, Input, Manager, OverallStatus, PersistedState,
-    Plan, PlanEntry, Reply, ServerId, Store, StoreError,
+    BucketId, BucketRecord, Config, Effect, Event, Input, Manager, OverallStatus, Plan, PlanEntry,
+    Reply, ServerId,
 };
-use rebalance_wire::log::{LogWriter, Recorded};
+use rebalance_wire::log::LogWriter;
 
 use crate::args::{Args, StoreArg};
-use crate::store::{open_store, zk_server, AnyStore, Counted, KILL_AT};
+use crate::host::{Host, HostLoop, Log, Stop};
+use crate::store::{open_store, zk_server, FAIL_FLUSH_AT, KILL_AT};
 use crate::{Failure, SERVERS};
 
 const SLOW_FOR_MS: u64 = 200_000;
@@ -49,89 +49,6 @@ pub(crate) fn plan_for(records: &[(BucketId, BucketRecord)], rng: &mut Rng) -> P
     )
 }
 
-pub(crate) struct Run {
-    pub(crate) inputs: u64,
-    pub(crate) recovery: Vec<Duration>,
-    /// Whether `--zk-outage-at` killed the server (a run may end before it).
-    pub(crate) zk_outage: bool,
-}
-
-/// The store as the run loop holds it: counted for the figures, around a store that counts
-/// each input's operations for the log.
-pub(crate) type Host = Counted<Recorded<AnyStore>>;
-
-/// The coordinator log, when `--log` asked for one.
-pub(crate) type Log = Option<LogWriter<std::fs::File>>;
-
-/// The start record (R17), written before the Recover runs: a process killed during its
-/// Recover has logged its start, and the validator explains the Recover as cut short.
-pub(crate) fn log_start(
-    log: &mut Log,
-    m: &Manager<Host>,
-    now: u64,
-    effects: &[Effect],
-    read: Option<&PersistedState>,
-) -> Result<(), Failure> {
-    if let Some(w) = log {
-        w.start(now, m.coordinator_epoch(), m.live(), effects, read)
-            .map_err(|e| Failure::Store(format!("writing the log: {e}")))?;
-    }
-    Ok(())
-}
-
-/// A new incarnation, its start's effects, and the store it read, if it read it back.
-pub(crate) type Started = (Manager<Host>, Vec<Effect>, Option<PersistedState>);
-
-/// R17: a new incarnation on `store`, and its effects (Recover queued). With `read`, the host
-/// reads the store back (two reads that are no input's), so that the log shows what this
-/// incarnation found.
-pub(crate) fn incarnate(store: AnyStore, cluster: &Cluster, now: u64, read: bool) -> Result<Started, Failure> {
-    let (mut m, effects) = Manager::start(
-        Config::default(),
-        Counted::new(Recorded::new(store)),
-        cluster.live(),
-        now,
-    )
-    .map_err(|e| Failure::Store(e.to_string()))?;
-    assert_eq!(effects, vec![Effect::Enqueue(Event::Recover)]);
-    let read = if read {
-        let fail = |e: StoreError| Failure::Store(format!("reading the store back: {e}"));
-        let cluster = m.store_mut().load_cluster().map_err(fail)?;
-        let task = m.store_mut().read_task().map_err(fail)?;
-        Some(PersistedState {
-            coordinator_epoch: m.coordinator_epoch(),
-            task,
-            cluster,
-        })
-    } else {
-        None
-    };
-    m.store_mut().inner.take(); // the start's own reads and epoch write are not an input's
-    Ok((m, effects, read))
-}
-
-/// R16: the new incarnation's Recover, handled and logged.
-pub(crate) fn recover(
-    m: &mut Manager<Host>,
-    cluster: &mut Cluster,
-    now: u64,
-    log: &mut Log,
-    events: &mut VecDeque<Event>,
-    replies: &mut Vec<Reply>,
-) -> Result<(), Failure> {
-    let input = Input::Event(Event::Recover);
-    let effects = m.handle(now, input.clone());
-    record(log, m, now, &input, &effects)?;
-    cluster.absorb(effects, events, replies);
-    if let (n, Some(e)) = m.store_failures() {
-        if n > 0 {
-            return Err(Failure::Store(format!("recovery: {e}")));
-        }
-    }
-    m.check_invariants()
-        .map_err(|v| Failure::Invariant(format!("{v:?}")))
-}
-
 /// The model holds at most this many buckets (model/src/types.rs).
 const MODEL_MAX_BUCKETS: usize = 16;
 
@@ -141,7 +58,8 @@ const MODEL_MAX_BUCKETS: usize = 16;
 /// registers and store failures: a process may be killed at any point and run again on the same
 /// store and log, and the model explains a kill in the middle of an input as a crash after that
 /// input with one store operation failed (spec/log-format.md, "Crashes"); each new process
-/// registers if the store holds no task. Server crashes, duplication and deletions never happen.
+/// registers if the store holds no task. Server crashes and deletions never happen, nor
+/// duplication but for identical resends (below).
 pub(crate) fn model_config(
     args: &Args,
     records: &[(BucketId, BucketRecord)],
@@ -150,8 +68,15 @@ pub(crate) fn model_config(
     if records.len() > MODEL_MAX_BUCKETS {
         return None;
     }
-    let c = Config::default();
+    let c = Config {
+        max_inflight: args.max_inflight,
+        ..Config::default()
+    };
     let ticks = |ms: u64| ms / c.check_interval_ms;
+    // The model absorbs a message identical to one in flight and counts a second copy as a
+    // duplicate (F-DUP). Group commit holds a resend's twin back, so both copies are in flight
+    // at once far more often than without it: the budget allows them then.
+    let duplication = if args.group_commit > 1 { 255 } else { 0 };
     let buckets: Vec<serde_json::Value> = records
         .iter()
         .map(|(_, r)| serde_json::json!({"assignment": r.assignment, "leader": r.lai.leader}))
@@ -179,7 +104,7 @@ pub(crate) fn model_config(
             "server_crash": 0,
             "store_failure": 255,
             "message_loss": 255,
-            "message_duplication": 0, "bucket_deletion": 0
+            "message_duplication": duplication, "bucket_deletion": 0
         },
         "failed_responses_in_flight": true
     }))
@@ -207,73 +132,34 @@ pub(crate) fn progress(m: &Manager<Host>, total: usize, inputs: u64) {
     let _ = std::io::stderr().flush();
 }
 
-pub(crate) fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure> {
+pub(crate) fn run(args: &Args) -> Result<(HostLoop<'_>, Duration), Failure> {
     if let Some(n) = args.kill_at {
         KILL_AT.set(n).expect("set once");
     }
-    let mut rng = Rng::new(args.seed);
-    // The log, opened before the store is touched: a new one (created, never overwritten), or
-    // the one a killed run left, continued from its clock.
-    let mut new_log: Option<std::fs::File> = None;
-    let mut last_epoch = None;
-    let mut log: Log = None;
-    let mut now = 0u64;
-    if let Some(path) = &args.log {
-        let path = std::path::Path::new(path);
-        let appended = if path.exists() {
-            LogWriter::append(path).map_err(|e| Failure::Usage(format!("--log: {e}")))?
-        } else {
-            None
-        };
-        if let Some((w, resume)) = appended {
-            if resume.ended {
-                return Err(Failure::Usage(format!(
-                    "--log {}: this log ends with an end record: its run finished",
-                    path.display()
-                )));
-            }
-            if resume.torn {
-                eprintln!(
-                    "cluster: --log {}: the last line was torn (the run that wrote it was \
-                     killed); kept, and the log continues on the next line",
-                    path.display()
-                );
-            }
-            now = resume.now_ms;
-            log = Some(w);
-            last_epoch = resume.last_epoch;
-        } else {
-            // A new file, or the empty one a run killed before its header left.
-            new_log = Some(
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .open(path)
-                    .map_err(|e| Failure::Store(format!("--log {}: {e}", path.display())))?,
-            );
-        }
+    if let Some(n) = args.fail_flush_at {
+        FAIL_FLUSH_AT.set(n).expect("set once");
     }
+    let mut rng = Rng::new(args.seed);
+    let (log, new_log, last_epoch, now) = open_log(args)?;
     let store = open_store(args)?;
-    let mut events = VecDeque::new();
-    let mut replies = Vec::new();
     // The simulated servers live in this process, so a new process starts them from what the
     // store says: as if each had adopted the latest stored metadata, which the validator
     // explains as the requests still in flight delivered (and a pending ISR proposal lost).
-    let mut cluster = Cluster::new(0..SERVERS);
+    let cluster = Cluster::new(0..SERVERS);
     let read = args.log.is_some() && args.buckets as usize <= MODEL_MAX_BUCKETS;
-    let (mut m, start_effects, found) = incarnate(store, &cluster, now, read)?;
-    if last_epoch.is_some_and(|e| m.coordinator_epoch() <= e) {
+    let mut host = HostLoop::new(args, cluster, log, now, read);
+    let found = host.incarnate(store)?;
+    if last_epoch.is_some_and(|e| host.m().coordinator_epoch() <= e) {
         return Err(Failure::Usage(format!(
             "--log {}: the log's last incarnation has coordinator epoch {}, this one {}: the log \
              is of another store",
             args.log.as_deref().unwrap_or_default(),
             last_epoch.unwrap_or_default(),
-            m.coordinator_epoch()
+            host.m().coordinator_epoch()
         )));
     }
     let records: Vec<(BucketId, BucketRecord)> = (0..)
-        .map_while(|b| m.bucket(b).map(|r| (b, r.clone())))
+        .map_while(|b| host.m().bucket(b).map(|r| (b, r.clone())))
         .collect();
     if records.len() != args.buckets as usize {
         return Err(Failure::Usage(format!(
@@ -283,55 +169,56 @@ pub(crate) fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure
         )));
     }
     for (b, r) in &records {
-        cluster.init_bucket(*b, r);
+        host.cluster.init_bucket(*b, r);
         if rng.chance(args.slow_per_million) {
-            cluster.slow_for.insert(*b, SLOW_FOR_MS);
+            host.cluster.slow_for.insert(*b, SLOW_FOR_MS);
         }
     }
     let total = records.len();
     eprintln!(
-        "cluster: {total} buckets, {SERVERS} servers, seed {:#x}, store {}",
+        "cluster: {total} buckets, {SERVERS} servers, seed {:#x}, store {}, max inflight {}, {}",
         args.seed,
         match &args.store {
             StoreArg::File(d) => format!("file:{d}"),
             StoreArg::Zk(a) => format!("zk:{a}{}", args.root),
+        },
+        args.max_inflight,
+        if args.group_commit > 1 {
+            format!(
+                "group commit of at most {} writes, {} ms",
+                host_limit(&host),
+                args.commit_latency_ms
+            )
+        } else {
+            "one write at a time".to_string()
         }
     );
-    let mut stats = Run {
-        inputs: 0,
-        recovery: Vec::new(),
-        zk_outage: false,
-    };
-    let write_failed = |e: std::io::Error| Failure::Store(format!("writing the log: {e}"));
     // A new log's header describes the plan this run registers, so it is drawn now.
     let fresh_log = new_log.is_some();
     let mut plan = None;
-    if let Some(file) = new_log.take() {
+    if let Some(file) = new_log {
         if found.as_ref().is_some_and(|f| f.task.is_some()) {
             return Err(already_rebalancing(args));
         }
         let p = plan_for(&records, &mut rng);
         let header = model_config(args, &records, &p);
-        log = Some(LogWriter::new(file, header).map_err(write_failed)?);
+        host.log = Some(LogWriter::new(file, header).map_err(write_failed)?);
         plan = Some(p);
+        // The start record was not written: the log had no header yet.
+        let (epoch, live) = (host.m().coordinator_epoch(), host.m().live().clone());
+        let start = [Effect::Enqueue(Event::Recover)];
+        if let Some(w) = &mut host.log {
+            w.start(now, epoch, &live, &start, found.as_ref())
+                .map_err(write_failed)?;
+        }
     }
-    log_start(&mut log, &m, now, &start_effects, found.as_ref())?;
-    recover(
-        &mut m,
-        &mut cluster,
-        now,
-        &mut log,
-        &mut events,
-        &mut replies,
-    )?;
-    match m.overall() {
+    host.recover()?;
+    match host.m().overall() {
         None => {
             let plan = plan.unwrap_or_else(|| plan_for(&records, &mut rng));
-            let input = Input::Register { plan };
-            let effects = m.handle(now, input.clone());
-            record(&mut log, &mut m, now, &input, &effects)?;
-            cluster.absorb(effects, &mut events, &mut replies);
-            match replies.last() {
+            host.feed(Input::Register { plan })?;
+            host.flush()?; // the client waits for its answer
+            match host.replies.last() {
                 Some(Reply::Accepted(_)) => {}
                 other => return Err(Failure::Store(format!("register: {other:?}"))),
             }
@@ -342,14 +229,39 @@ pub(crate) fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure
         }
         Some(status) => {
             eprintln!("cluster: the store's rebalance has finished ({status:?}); nothing to do");
-            if let Some(w) = &mut log {
-                w.end(now).map_err(write_failed)?;
+            if let Some(w) = &mut host.log {
+                w.end(host.now).map_err(write_failed)?;
             }
-            return Ok((m, stats, Duration::ZERO));
+            host.inputs = 0;
+            host.finish();
+            return Ok((host, Duration::ZERO));
         }
     }
-
+    host.inputs = 0;
     let wall = Instant::now();
+    drive(&mut host, total, &mut rng)?;
+    let wall = wall.elapsed();
+    if let Some(w) = &mut host.log {
+        w.end(host.now).map_err(write_failed)?;
+    }
+    progress(host.m(), total, host.inputs);
+    eprintln!();
+    host.m()
+        .check_invariants()
+        .map_err(|v| Failure::Invariant(format!("{v:?}")))?;
+    host.finish();
+    Ok((host, wall))
+}
+
+/// The batch bound the adapter took (the store's own may be lower).
+fn host_limit(host: &HostLoop<'_>) -> usize {
+    host.m().store().inner.inner.limit()
+}
+
+/// The loop: take the next input (a message, then an event, then a tick), with the crash and
+/// the ZooKeeper outage injected where asked, until nothing is left to do.
+fn drive(host: &mut HostLoop<'_>, total: usize, rng: &mut Rng) -> Result<(), Failure> {
+    let args = host.args;
     let mut last_progress = Instant::now();
     let every = if std::io::stderr().is_terminal() {
         Duration::from_millis(250)
@@ -357,97 +269,113 @@ pub(crate) fn run(args: &Args) -> Result<(Manager<Host>, Run, Duration), Failure
         Duration::from_secs(10)
     };
     let mut crashed = false;
-    // The ZooKeeper outage: the store failure count at which, or the input at which, it ends.
-    let mut outage: Option<(u64, u64)> = None;
     let mut outage_done = false;
     loop {
-        if args.zk_outage_at == Some(stats.inputs) && !outage_done {
+        if args.zk_outage_at.is_some_and(|t| host.inputs >= t) && !outage_done {
             outage_done = true;
-            stats.zk_outage = true;
+            host.zk_outage = true;
             eprintln!(
                 "\ncluster: killing the ZooKeeper server after {} inputs",
-                stats.inputs
+                host.inputs
             );
             zk_server(&["--stop-server", "--kill"])?;
-            outage = Some((m.store_failures().0 + 3, stats.inputs + 30));
+            host.outage = Some((host.m().store_failures().0 + 3, host.inputs + 30));
         }
-        if let Some((failures, until)) = outage {
-            if m.store_failures().0 >= failures || stats.inputs >= until {
+        if let Some((failures, until)) = host.outage {
+            if host.m().store_failures().0 >= failures || host.inputs >= until {
                 eprintln!("cluster: starting the ZooKeeper server again");
                 zk_server(&["--start-server"])?;
-                outage = None;
+                host.outage = None;
             }
         }
-        if args.crash_at == Some(stats.inputs) && !crashed {
+        if args.crash_at.is_some_and(|t| host.inputs >= t) && !crashed {
             crashed = true;
-            eprintln!(
-                "\ncluster: crashing the coordinator after {} inputs",
-                stats.inputs
-            );
-            let writes = (m.store().writes, m.store().write_time);
-            let store = m.into_store().inner;
-            drop(store); // the process dies: its session and file lock go with it
-            events.clear(); // and so does its event queue
-            let t = Instant::now();
-            let store = open_store(args)?;
-            let (restarted, effects, found) = incarnate(store, &cluster, now, read)?;
-            m = restarted;
-            log_start(&mut log, &m, now, &effects, found.as_ref())?;
-            recover(
-                &mut m,
-                &mut cluster,
-                now,
-                &mut log,
-                &mut events,
-                &mut replies,
-            )?;
-            m.store_mut().writes += writes.0;
-            m.store_mut().write_time += writes.1;
-            stats.recovery.push(t.elapsed());
+            host.stop(Stop::Injected)?;
         }
-        let input = if !cluster.net.is_empty() {
+        let input = if !host.cluster.net.is_empty() {
             if rng.chance(args.loss_per_million) {
-                cluster.drop_msg(0);
+                host.cluster.drop_msg(0);
                 continue;
             }
-            match cluster.deliver(0, now) {
+            match host.cluster.deliver(0, host.now) {
                 Some(input) => input,
                 None => continue,
             }
-        } else if let Some(ev) = events.pop_front() {
+        } else if let Some(ev) = host.events.pop_front() {
             Input::Event(ev)
-        } else if m.has_in_progress() {
-            now += m.config().check_interval_ms;
-            cluster.retry_deferred(now);
+        } else if host.holding() {
+            // Nothing to take that does not wait on a held effect: flush (step 3).
+            host.flush()?;
+            continue;
+        } else if host.m().has_in_progress() {
+            host.now += host.m().config().check_interval_ms;
+            let now = host.now;
+            host.cluster.retry_deferred(now);
             Input::Tick
         } else {
             break;
         };
-        let effects = m.handle(now, input.clone());
-        record(&mut log, &mut m, now, &input, &effects)?;
-        cluster.absorb(effects, &mut events, &mut replies);
-        stats.inputs += 1;
-        if stats.inputs.is_multiple_of(10_000) {
-            m.check_invariants()
+        host.feed(input)?;
+        if host.inputs.is_multiple_of(10_000) && !host.holding() {
+            host.m()
+                .check_invariants()
                 .map_err(|v| Failure::Invariant(format!("{v:?}")))?;
         }
         if last_progress.elapsed() >= every {
-            progress(&m, total, stats.inputs);
+            progress(host.m(), total, host.inputs);
             last_progress = Instant::now();
         }
     }
-    if outage.is_some() {
+    if host.outage.take().is_some() {
         zk_server(&["--start-server"])?; // the run ended during the outage
     }
-    if let Some(w) = &mut log {
-        w.end(now)
-            .map_err(|e| Failure::Store(format!("writing the log: {e}")))?;
+    Ok(())
+}
+
+/// The log, opened before the store is touched: a new one (created, never overwritten), or the
+/// one a killed run left, continued from its clock. Returns the writer of a continued log, the
+/// file of a new one, the last logged epoch and the clock to start from.
+fn open_log(args: &Args) -> Result<OpenedLog, Failure> {
+    let Some(path) = &args.log else {
+        return Ok((None, None, None, 0));
+    };
+    let path = std::path::Path::new(path);
+    let appended = if path.exists() {
+        LogWriter::append(path).map_err(|e| Failure::Usage(format!("--log: {e}")))?
+    } else {
+        None
+    };
+    if let Some((w, resume)) = appended {
+        if resume.ended {
+            return Err(Failure::Usage(format!(
+                "--log {}: this log ends with an end record: its run finished",
+                path.display()
+            )));
+        }
+        if resume.torn {
+            eprintln!(
+                "cluster: --log {}: the last line was torn (the run that wrote it was \
+                 killed); kept, and the log continues on the next line",
+                path.display()
+            );
+        }
+        return Ok((Some(w), None, resume.last_epoch, resume.now_ms));
     }
-    progress(&m, total, stats.inputs);
-    eprintln!();
-    m.check_invariants()
-        .map_err(|v| Failure::Invariant(format!("{v:?}")))?;
-    Ok((m, stats, wall.elapsed()))
+    // A new file, or the empty one a run killed before its header left.
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| Failure::Store(format!("--log {}: {e}", path.display())))?;
+    Ok((None, Some(file), None, 0))
+}
+
+/// A continued log's writer, a new log's file, the last logged epoch, the clock to start from.
+type OpenedLog = (Log, Option<std::fs::File>, Option<u64>, u64);
+
+fn write_failed(e: std::io::Error) -> Failure {
+    Failure::Store(format!("writing the log: {e}"))
 }
 
 /// A new log for a store that already holds a rebalance: its header could not describe it.
@@ -457,20 +385,4 @@ pub(crate) fn already_rebalancing(args: &Args) -> Failure {
          cannot describe: give the log of the run that left it, or a new store",
         args.log.as_deref().unwrap_or_default()
     ))
-}
-
-/// Writes one input to the log, if there is one, with the store operations it made.
-pub(crate) fn record(
-    log: &mut Log,
-    m: &mut Manager<Host>,
-    now: u64,
-    input: &Input,
-    effects: &[Effect],
-) -> Result<(), Failure> {
-    let ops = m.store_mut().inner.take();
-    if let Some(w) = log {
-        w.input(now, input, effects, ops)
-            .map_err(|e| Failure::Store(format!("writing the log: {e}")))?;
-    }
-    Ok(())
 }

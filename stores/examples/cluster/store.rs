@@ -3,8 +3,8 @@
 use std::time::{Duration, Instant};
 
 use rebalance_manager::{
-    BucketId, BucketRecord, Epoch, LeaderAndIsr, PersistedState, ServerId, Store, StoreError,
-    TaskNode,
+    BatchStore, BatchedWrite, BucketId, BucketRecord, Epoch, LeaderAndIsr, PersistedState,
+    ServerId, Store, StoreError, TaskNode,
 };
 use rebalance_stores::zk::{ZkStore, ZkStoreError, ZkStoreOptions};
 use rebalance_stores::{FileStore, FileStoreError, FileStoreOptions};
@@ -32,6 +32,11 @@ pub(crate) fn store_op_done() {
         }
     }
 }
+
+/// `--fail-flush-at`: the batches this process has asked a store to make durable, and the one
+/// that fails before it writes anything.
+pub(crate) static FLUSHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+pub(crate) static FAIL_FLUSH_AT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
 
 /// A store that counts and times its successful writes (the figures), around any adapter.
 pub(crate) struct Counted<S> {
@@ -139,6 +144,29 @@ impl Store for AnyStore {
         match self {
             AnyStore::File(s) => s.inspect(),
             AnyStore::Zk(_) => None,
+        }
+    }
+}
+
+/// Group commit on either store; `--fail-flush-at` fails one batch here, before it reaches the
+/// store, which the host must treat as a lost batch (a coordinator crash).
+impl BatchStore for AnyStore {
+    fn max_batch(&self) -> usize {
+        match self {
+            AnyStore::File(s) => s.max_batch(),
+            AnyStore::Zk(s) => s.max_batch(),
+        }
+    }
+    fn write_batch(&mut self, e: Epoch, writes: &[BatchedWrite]) -> Result<(), StoreError> {
+        let n = FLUSHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        if FAIL_FLUSH_AT.get() == Some(&n) {
+            return Err(StoreError::Io(format!(
+                "batch {n} failed (--fail-flush-at {n}); nothing of it was written"
+            )));
+        }
+        match self {
+            AnyStore::File(s) => s.write_batch(e, writes),
+            AnyStore::Zk(s) => s.write_batch(e, writes),
         }
     }
 }
