@@ -122,13 +122,56 @@ fn full_rebalance(n: u32) -> RunStats {
     let effects = m.handle(0, Input::Register { plan });
     let register_time = register_start.elapsed();
     let after_register = rss_bytes();
+    let wall = Instant::now();
+    let looped = drive(&mut m, &mut cluster, &mut rng, &config, effects);
+    let wall = wall.elapsed();
+    assert_eq!(looped.replies.first(), Some(&Reply::Accepted(1)));
+    assert_eq!(
+        m.overall(),
+        Some(OverallStatus::Completed),
+        "the simulated rebalance completes"
+    );
+    RunStats {
+        inputs: looped.inputs,
+        ticks: looped.ticks,
+        handle_time: looped.handle_time,
+        wall,
+        timeouts: looped.timeouts,
+        manager_bytes: after_register.saturating_sub(before_manager),
+        register_time,
+        peak_bytes: hwm_bytes().saturating_sub(base),
+        counts: m.counts(),
+    }
+}
+
+/// What the loop after register did.
+struct Looped {
+    inputs: u64,
+    ticks: u64,
+    timeouts: u64,
+    handle_time: Duration,
+    replies: Vec<Reply>,
+}
+
+/// The timed loop: messages first, then events, then a tick, until nothing is in progress.
+/// Not inlined, so that a profiler can count it alone (`valgrind --tool=callgrind
+/// --toggle-collect='rebalance::drive'`, docs/measurements.md).
+#[inline(never)]
+fn drive(
+    m: &mut Manager<MemStore>,
+    cluster: &mut Cluster,
+    rng: &mut Rng,
+    config: &Config,
+    register_effects: Vec<Effect>,
+) -> Looped {
     let mut events = VecDeque::new();
     let mut replies = Vec::new();
-    cluster.absorb(effects, &mut events, &mut replies);
-
+    cluster.absorb(register_effects, &mut events, &mut replies);
     let mut now = 0u64;
     let (mut inputs, mut ticks, mut timeouts) = (0u64, 0u64, 0u64);
     let mut handle_time = Duration::ZERO;
+    // One effect buffer for the whole loop (`handle_into`), as a host that reuses it would.
+    let mut buf: Vec<Effect> = Vec::with_capacity(64);
     let mut feed = |m: &mut Manager<MemStore>,
                     cluster: &mut Cluster,
                     events: &mut VecDeque<Event>,
@@ -139,61 +182,35 @@ fn full_rebalance(n: u32) -> RunStats {
             timeouts += 1;
         }
         let t = Instant::now();
-        let effects: Vec<Effect> = m.handle(now, input);
+        m.handle_into(now, input, &mut buf);
         handle_time += t.elapsed();
         inputs += 1;
-        cluster.absorb(effects, events, replies);
+        cluster.absorb(buf.drain(..), events, replies);
     };
-    let wall = Instant::now();
     loop {
         if let Some(_front) = cluster.net.front() {
             if rng.chance(LOSS_PER_MILLION) {
                 cluster.drop_msg(0);
             } else if let Some(input) = cluster.deliver(0, now) {
-                feed(&mut m, &mut cluster, &mut events, &mut replies, now, input);
+                feed(m, cluster, &mut events, &mut replies, now, input);
             }
         } else if let Some(ev) = events.pop_front() {
-            feed(
-                &mut m,
-                &mut cluster,
-                &mut events,
-                &mut replies,
-                now,
-                Input::Event(ev),
-            );
+            feed(m, cluster, &mut events, &mut replies, now, Input::Event(ev));
         } else if m.has_in_progress() {
             now += config.check_interval_ms;
             ticks += 1;
             cluster.retry_deferred(now);
-            feed(
-                &mut m,
-                &mut cluster,
-                &mut events,
-                &mut replies,
-                now,
-                Input::Tick,
-            );
+            feed(m, cluster, &mut events, &mut replies, now, Input::Tick);
         } else {
             break;
         }
     }
-    let wall = wall.elapsed();
-    assert_eq!(replies.first(), Some(&Reply::Accepted(1)));
-    assert_eq!(
-        m.overall(),
-        Some(OverallStatus::Completed),
-        "the simulated rebalance completes"
-    );
-    RunStats {
+    Looped {
         inputs,
         ticks,
-        handle_time,
-        wall,
         timeouts,
-        manager_bytes: after_register.saturating_sub(before_manager),
-        register_time,
-        peak_bytes: hwm_bytes().saturating_sub(base),
-        counts: m.counts(),
+        handle_time,
+        replies,
     }
 }
 

@@ -57,6 +57,7 @@ pub mod store;
 #[cfg(feature = "testing")]
 pub mod sim;
 
+pub use crate::core::bucket_map::BucketMap;
 pub use crate::core::config::{Config, ConfigError};
 pub use crate::core::effects::{
     AdjustIsrError, Effect, Event, Input, Nli, PlanError, RejectReason, Reply, RequestContext,

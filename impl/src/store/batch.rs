@@ -34,7 +34,11 @@ pub trait BatchStore: Store {
     /// the batch is durable is known only to the medium: nothing, all of it (an answer lost on
     /// the way back), or, for a journal cut by a crash, a prefix in the order given. The caller
     /// must stop using the incarnation that issued them (spec, "Group commit").
-    fn write_batch(&mut self, writer_epoch: Epoch, writes: &[BatchedWrite]) -> Result<(), StoreError>;
+    fn write_batch(
+        &mut self,
+        writer_epoch: Epoch,
+        writes: &[BatchedWrite],
+    ) -> Result<(), StoreError>;
 }
 
 /// All or nothing, and one store operation: `fail_nth_op` and `fail_all` fail a batch as they
@@ -44,7 +48,11 @@ impl BatchStore for MemStore {
         usize::MAX
     }
 
-    fn write_batch(&mut self, writer_epoch: Epoch, writes: &[BatchedWrite]) -> Result<(), StoreError> {
+    fn write_batch(
+        &mut self,
+        writer_epoch: Epoch,
+        writes: &[BatchedWrite],
+    ) -> Result<(), StoreError> {
         self.count_op()?;
         let state = self.state_mut();
         state.check_writer(writer_epoch)?;

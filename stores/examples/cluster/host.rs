@@ -266,7 +266,7 @@ impl<'a> HostLoop<'a> {
                 }
                 _ => true,
             });
-            cluster.absorb(effects.collect(), events, replies);
+            cluster.absorb(effects, events, replies);
         }
         Ok(())
     }
