@@ -834,7 +834,11 @@ impl BatchStore for FileStore {
         usize::MAX
     }
 
-    fn write_batch(&mut self, writer_epoch: Epoch, writes: &[BatchedWrite]) -> Result<(), StoreError> {
+    fn write_batch(
+        &mut self,
+        writer_epoch: Epoch,
+        writes: &[BatchedWrite],
+    ) -> Result<(), StoreError> {
         self.check_usable()?;
         self.state.check_writer(writer_epoch)?;
         let mut lines = Vec::new();

@@ -271,7 +271,8 @@ fn batch_lands_whole<T: Subject>(subject: &mut T) {
     let e2 = s.elect_coordinator().unwrap();
     let r0c = rec(&[3, 2, 1], Some(3), &[3, 2], 2, 3);
     s.write_bucket(e2, 0, &r0c).unwrap();
-    s.write_batch(e2, &[bucket(1, &r0c), bucket(0, &r1)]).unwrap();
+    s.write_batch(e2, &[bucket(1, &r0c), bucket(0, &r1)])
+        .unwrap();
     expected.cluster.buckets.insert(0, r1.clone());
     expected.cluster.buckets.insert(1, r0c);
     assert_eq!(read_all(&mut subject.reopen(s)), expected);
@@ -305,7 +306,11 @@ fn group_commit_defers_to_flush<T: Subject>(subject: &mut T) {
     gc.write_bucket(e, 0, &r(1)).unwrap();
     gc.write_bucket(e, 1, &r(1)).unwrap();
     assert_eq!(gc.pending(), 2);
-    assert_eq!(durable(&mut gc), init.cluster, "nothing durable before the flush");
+    assert_eq!(
+        durable(&mut gc),
+        init.cluster,
+        "nothing durable before the flush"
+    );
     // The third write fills the batch: the adapter flushes it there and then.
     gc.write_bucket(e, 0, &r(2)).unwrap();
     assert_eq!(gc.pending(), 0);
@@ -318,7 +323,10 @@ fn group_commit_defers_to_flush<T: Subject>(subject: &mut T) {
     expected.cluster.buckets.insert(2, r(3));
     assert_eq!(durable(&mut gc), expected.cluster);
     let stats = gc.stats();
-    assert_eq!((stats.flushes, stats.batched_writes, stats.largest), (2, 4, 3));
+    assert_eq!(
+        (stats.flushes, stats.batched_writes, stats.largest),
+        (2, 4, 3)
+    );
     // A deletion goes by itself, after what was queued before it.
     gc.write_bucket(e, 1, &r(4)).unwrap();
     gc.mark_deleted(e, 0).unwrap();

@@ -112,7 +112,11 @@ impl BatchStore for ZkStore {
 
 impl ZkStore {
     /// The `setData` of bucket `b` at its cached version (read if not cached).
-    fn bucket_write(&mut self, b: BucketId, record: &BucketRecord) -> Result<NodeWrite, StoreError> {
+    fn bucket_write(
+        &mut self,
+        b: BucketId,
+        record: &BucketRecord,
+    ) -> Result<NodeWrite, StoreError> {
         self.ensure_bucket_known(b)?;
         let path = self.layout.paths.bucket(b);
         let Some(before) = self.buckets.get(&b) else {
