@@ -13,6 +13,8 @@
 //! (the summary).
 
 mod args;
+#[path = "../common/cluster_plan.rs"]
+mod cluster_plan;
 mod host;
 mod run;
 mod store;

@@ -6,48 +6,17 @@ use std::time::{Duration, Instant};
 
 use rebalance_manager::sim::{Cluster, Rng};
 use rebalance_manager::{
-    BucketId, BucketRecord, Config, Effect, Event, Input, Manager, OverallStatus, Plan, PlanEntry,
-    Reply, ServerId,
+    BucketId, BucketRecord, Config, Effect, Event, Input, Manager, OverallStatus, Plan, Reply,
 };
 use rebalance_wire::log::LogWriter;
 
 use crate::args::{Args, StoreArg};
+use crate::cluster_plan::plan_for;
 use crate::host::{Host, HostLoop, Log, Stop};
 use crate::store::{open_store, zk_server, FAIL_FLUSH_AT, KILL_AT};
 use crate::{Failure, SERVERS};
 
 const SLOW_FOR_MS: u64 = 200_000;
-
-/// A plan from the current assignments: 70% moves, 20% leader-only, 10% no-op.
-pub(crate) fn plan_for(records: &[(BucketId, BucketRecord)], rng: &mut Rng) -> Plan {
-    Plan::new(
-        records
-            .iter()
-            .filter(|(_, r)| !r.assignment.is_empty())
-            .map(|(b, r)| {
-                let ors = r.assignment.clone();
-                let trs = match rng.below(10) {
-                    0..=6 => {
-                        let mut t: Vec<ServerId> = ors.iter().skip(1).copied().collect();
-                        let spare = (0..SERVERS)
-                            .map(|i| (b + i) % SERVERS)
-                            .find(|s| !ors.contains(s));
-                        t.extend(spare);
-                        t
-                    }
-                    7..=8 if ors.len() > 1 => {
-                        let mut t = ors.clone();
-                        t.swap(0, 1);
-                        t
-                    }
-                    _ => ors.clone(),
-                };
-                let entry = PlanEntry::new(ors, trs, r.lai.leader).expect("non-empty target");
-                (*b, entry)
-            })
-            .collect(),
-    )
-}
 
 /// The model holds at most this many buckets (model/src/types.rs).
 const MODEL_MAX_BUCKETS: usize = 16;
@@ -200,7 +169,7 @@ pub(crate) fn run(args: &Args) -> Result<(HostLoop<'_>, Duration), Failure> {
         if found.as_ref().is_some_and(|f| f.task.is_some()) {
             return Err(already_rebalancing(args));
         }
-        let p = plan_for(&records, &mut rng);
+        let p = plan_for(&records, SERVERS, &mut rng);
         let header = model_config(args, &records, &p);
         host.log = Some(LogWriter::new(file, header).map_err(write_failed)?);
         plan = Some(p);
@@ -215,7 +184,7 @@ pub(crate) fn run(args: &Args) -> Result<(HostLoop<'_>, Duration), Failure> {
     host.recover()?;
     match host.m().overall() {
         None => {
-            let plan = plan.unwrap_or_else(|| plan_for(&records, &mut rng));
+            let plan = plan.unwrap_or_else(|| plan_for(&records, SERVERS, &mut rng));
             host.feed(Input::Register { plan })?;
             host.flush()?; // the client waits for its answer
             match host.replies.last() {

@@ -3,13 +3,14 @@
 use std::time::{Duration, Instant};
 
 use rebalance_manager::{
-    BatchStore, BatchedWrite, BucketId, BucketRecord, Epoch, LeaderAndIsr, PersistedState,
-    ServerId, Store, StoreError, TaskNode,
+    BatchStore, BatchedWrite, BucketId, BucketRecord, Epoch, PersistedState, Store, StoreError,
+    TaskNode,
 };
 use rebalance_stores::zk::{ZkStore, ZkStoreError, ZkStoreOptions};
 use rebalance_stores::{FileStore, FileStoreError, FileStoreOptions};
 
 use crate::args::{Args, StoreArg};
+use crate::cluster_plan::initial;
 use crate::{Failure, SERVERS};
 
 /// `--kill-at-store-op`: the process's store operations so far, and the one after which it dies.
@@ -171,30 +172,6 @@ impl BatchStore for AnyStore {
     }
 }
 
-/// The cluster before any rebalance: bucket `b` on servers `b, b+1, b+2` (mod 8), led by `b`,
-/// every replica in sync. Its metadata is stamped with coordinator epoch 1, the epoch the first
-/// incarnation elects, as the model's initial state has it (written by the first coordinator);
-/// the log's `read` field compares the store with the model's, stamp included.
-pub(crate) fn initial(n: u32) -> PersistedState {
-    let mut s = PersistedState::default();
-    for b in 0..n {
-        let a: Vec<ServerId> = (0..3).map(|i| (b + i) % SERVERS).collect();
-        s.cluster.buckets.insert(
-            b,
-            BucketRecord {
-                lai: LeaderAndIsr {
-                    leader: Some(a[0]),
-                    isr: a.iter().copied().collect(),
-                    coordinator_epoch: 1,
-                    ..LeaderAndIsr::default()
-                },
-                assignment: a,
-            },
-        );
-    }
-    s
-}
-
 /// The ZkStore's options: under an outage a failed operation should fail within a second, not
 /// the default five.
 pub(crate) fn zk_options(args: &Args) -> ZkStoreOptions {
@@ -223,7 +200,7 @@ pub(crate) fn zk_server(args: &[&str]) -> Result<(), Failure> {
 }
 
 pub(crate) fn open_store(args: &Args) -> Result<AnyStore, Failure> {
-    let init = || initial(args.buckets);
+    let init = || initial(args.buckets, SERVERS);
     match &args.store {
         StoreArg::File(dir) => match FileStore::open(dir, FileStoreOptions::default()) {
             Ok(s) => {
