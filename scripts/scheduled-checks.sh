@@ -60,8 +60,9 @@ fi
 
 echo "building (release) ..." >&2
 cargo build --release -q -p rebalance-model -p rebalance-conformance
-model=target/release/rebalance-model
-walker=target/release/rebalance-conformance
+bin="${CARGO_TARGET_DIR:-target}/release"
+model=$bin/rebalance-model
+walker=$bin/rebalance-conformance
 status=0
 for c in "${configs[@]}"; do
     echo "== $c (started $(date -u +%H:%M:%S))" >&2
