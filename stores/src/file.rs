@@ -854,12 +854,7 @@ impl BatchStore for FileStore {
         }
         self.append_lines(&lines)?;
         for w in writes {
-            match w {
-                BatchedWrite::Task(task) => self.state.task = Some(task.clone()),
-                BatchedWrite::Bucket { bucket, record } => {
-                    self.state.cluster.buckets.insert(*bucket, record.clone());
-                }
-            }
+            w.apply(&mut self.state);
         }
         self.maybe_compact();
         Ok(())

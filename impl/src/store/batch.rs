@@ -5,7 +5,7 @@
 
 use crate::core::types::{BucketId, BucketRecord, Epoch, TaskNode};
 use crate::store::mem::MemStore;
-use crate::store::{Store, StoreError};
+use crate::store::{PersistedState, Store, StoreError};
 
 /// One write of a batch, as the core issued it through the port.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,6 +20,18 @@ pub enum BatchedWrite {
         /// Its new assignment and LeaderAndIsr.
         record: BucketRecord,
     },
+}
+
+impl BatchedWrite {
+    /// `state` with this write applied (what a store holds once it is durable).
+    pub fn apply(&self, state: &mut PersistedState) {
+        match self {
+            BatchedWrite::Task(task) => state.task = Some(task.clone()),
+            BatchedWrite::Bucket { bucket, record } => {
+                state.cluster.buckets.insert(*bucket, record.clone());
+            }
+        }
+    }
 }
 
 /// A store that can make a batch of writes durable in one operation.
@@ -57,12 +69,7 @@ impl BatchStore for MemStore {
         let state = self.state_mut();
         state.check_writer(writer_epoch)?;
         for w in writes {
-            match w {
-                BatchedWrite::Task(task) => state.task = Some(task.clone()),
-                BatchedWrite::Bucket { bucket, record } => {
-                    state.cluster.buckets.insert(*bucket, record.clone());
-                }
-            }
+            w.apply(state);
         }
         Ok(())
     }

@@ -81,7 +81,6 @@ pub struct World {
     m: Option<M>,
     events: VecDeque<Event>,
     outbox: Outbox<()>,
-    buf: Vec<Effect>,
     now: u64,
     faults: bool,
     client: Client,
@@ -141,7 +140,6 @@ impl World {
             m: None,
             events: VecDeque::new(),
             outbox: Outbox::new(),
-            buf: Vec::with_capacity(64),
             now: 0,
             faults: true,
             client: Client::Idle,
@@ -399,12 +397,10 @@ impl World {
         };
         let recover = matches!(input, Input::Event(Event::Recover));
         let now = self.now;
-        let mut buf = std::mem::take(&mut self.buf);
-        self.m_mut().handle_into(now, input, &mut buf);
+        let effects = self.m_mut().handle(now, input);
         self.out.inputs += 1;
         let acknowledged = self.m().store().inner.acknowledged();
-        self.outbox.hold(acknowledged, (), buf.drain(..).collect());
-        self.buf = buf;
+        self.outbox.hold(acknowledged, (), effects);
         self.release()?;
         if self.m().store().inner.lost().is_some() {
             return self.restart();

@@ -181,12 +181,7 @@ impl<S: BatchStore> GroupCommit<S> {
     pub fn logical_state(&self) -> Option<PersistedState> {
         let mut state = self.inner.inspect()?.clone();
         for w in &self.open {
-            match w {
-                BatchedWrite::Task(task) => state.task = Some(task.clone()),
-                BatchedWrite::Bucket { bucket, record } => {
-                    state.cluster.buckets.insert(*bucket, record.clone());
-                }
-            }
+            w.apply(&mut state);
         }
         Some(state)
     }
