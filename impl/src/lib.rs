@@ -69,5 +69,6 @@ pub use crate::core::types::{
     Attempt, BucketId, BucketRecord, BucketStatus, Epoch, Key, LeaderAndIsr, Observed,
     OverallStatus, Plan, PlanEntry, PlanKind, RebalanceId, ServerId, TaskNode, TaskStatus,
 };
+pub use store::batch::{BatchStore, BatchedWrite};
 pub use store::mem::MemStore;
-pub use store::{BatchStore, BatchedWrite, ClusterState, PersistedState, Store, StoreError};
+pub use store::{ClusterState, PersistedState, Store, StoreError};

@@ -36,9 +36,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use rebalance_manager::store::{
-    BatchStore, BatchedWrite, ClusterState, PersistedState, Store, StoreError,
-};
+use rebalance_manager::store::batch::{BatchStore, BatchedWrite};
+use rebalance_manager::store::{ClusterState, PersistedState, Store, StoreError};
 use rebalance_manager::{BucketId, BucketRecord, Epoch, RebalanceId, TaskNode, TaskStatus};
 
 use crate::crc32::crc32;

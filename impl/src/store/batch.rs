@@ -4,7 +4,6 @@
 //! (`rebalance_stores::group_commit`) gathers those calls and hands them here.
 
 use crate::core::types::{BucketId, BucketRecord, Epoch, TaskNode};
-use crate::store::mem::MemStore;
 use crate::store::{PersistedState, Store, StoreError};
 
 /// One write of a batch, as the core issued it through the port.
@@ -51,26 +50,4 @@ pub trait BatchStore: Store {
         writer_epoch: Epoch,
         writes: &[BatchedWrite],
     ) -> Result<(), StoreError>;
-}
-
-/// All or nothing, and one store operation: `fail_nth_op` and `fail_all` fail a batch as they
-/// fail any other operation, with nothing applied.
-impl BatchStore for MemStore {
-    fn max_batch(&self) -> usize {
-        usize::MAX
-    }
-
-    fn write_batch(
-        &mut self,
-        writer_epoch: Epoch,
-        writes: &[BatchedWrite],
-    ) -> Result<(), StoreError> {
-        self.count_op()?;
-        let state = self.state_mut();
-        state.check_writer(writer_epoch)?;
-        for w in writes {
-            w.apply(state);
-        }
-        Ok(())
-    }
 }

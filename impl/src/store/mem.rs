@@ -2,6 +2,7 @@
 //! and benchmarks.
 
 use crate::core::types::{BucketId, BucketRecord, Epoch, TaskNode};
+use crate::store::batch::{BatchStore, BatchedWrite};
 use crate::store::{ClusterState, PersistedState, Store, StoreError};
 
 /// An in-memory store. `Clone` copies the whole state, so a harness can branch.
@@ -127,5 +128,27 @@ impl Store for MemStore {
 
     fn inspect(&self) -> Option<&PersistedState> {
         Some(&self.state)
+    }
+}
+
+/// All or nothing, and one store operation: `fail_nth_op` and `fail_all` fail a batch as they
+/// fail any other operation, with nothing applied.
+impl BatchStore for MemStore {
+    fn max_batch(&self) -> usize {
+        usize::MAX
+    }
+
+    fn write_batch(
+        &mut self,
+        writer_epoch: Epoch,
+        writes: &[BatchedWrite],
+    ) -> Result<(), StoreError> {
+        self.count_op()?;
+        let state = self.state_mut();
+        state.check_writer(writer_epoch)?;
+        for w in writes {
+            w.apply(state);
+        }
+        Ok(())
     }
 }

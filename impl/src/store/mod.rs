@@ -14,8 +14,6 @@ use crate::core::types::{BucketId, BucketRecord, Epoch, TaskNode};
 pub mod batch;
 pub mod mem;
 
-pub use batch::{BatchStore, BatchedWrite};
-
 /// The cluster part of the persisted state: what the coordinator context caches.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClusterState {

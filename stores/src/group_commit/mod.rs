@@ -43,7 +43,8 @@ mod released;
 
 use std::sync::Arc;
 
-use rebalance_manager::store::{BatchStore, BatchedWrite, ClusterState, Store, StoreError};
+use rebalance_manager::store::batch::{BatchStore, BatchedWrite};
+use rebalance_manager::store::{ClusterState, Store, StoreError};
 use rebalance_manager::{BucketId, BucketRecord, Epoch, PersistedState, Plan, TaskNode};
 
 pub use outbox::{Held, Outbox};

@@ -5,17 +5,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use rebalance_manager::store::{BatchStore, BatchedWrite, StoreError};
+use rebalance_manager::store::batch::{BatchStore, BatchedWrite};
+use rebalance_manager::store::StoreError;
 use rebalance_manager::{BucketId, BucketRecord, Epoch, Plan, TaskNode};
 
 use super::codec::{encode, TaskHeader};
 use super::doubt::{Known, Target};
 use super::fenced::{self, Op, WriteFail};
-use super::{TaskCache, ZkStore};
-
-/// The most writes in one multi-op: a bucket node's path and data are about 200 bytes, so a
-/// full batch stays near 200 KB, well inside ZooKeeper's 1 MiB request bound (`jute.maxbuffer`).
-pub const MAX_BATCH_WRITES: usize = 1000;
+use super::{TaskCache, ZkStore, MAX_BATCH_WRITES};
 
 /// One node's write in the multi-op: its path, data, the version it must be at, and the cache
 /// entry it becomes.

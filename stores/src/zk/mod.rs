@@ -65,7 +65,10 @@ use layout::{check_root, persistent, read_children, read_root_header, Layout};
 pub use session::parse_addr;
 use session::Session;
 
-pub use batch::MAX_BATCH_WRITES;
+/// The most writes in one multi-op of group commit (`batch.rs`): a bucket node's path and data
+/// are about 200 bytes, so a full batch stays near 200 KB, well inside ZooKeeper's 1 MiB request
+/// bound (`jute.maxbuffer`).
+pub const MAX_BATCH_WRITES: usize = 1000;
 
 /// The default root node.
 pub const DEFAULT_ROOT: &str = "/fluss-rebalance";
