@@ -3,15 +3,19 @@
 //!
 //! Bucket ids are small integers in practice (spec 2), so while they stay dense the map is a
 //! vector indexed by id: a lookup is one index, not a walk down an ordered tree, which at a
-//! million buckets is most of what an input costs. Ids far apart (more than twice as many slots
-//! as entries, past a slack) would waste memory as a vector, so the map then becomes an ordered
-//! tree for good; either way it iterates in ascending id order, as `BTreeMap` did.
+//! million buckets is most of what an input costs. Ids far apart (more than `DENSITY` times as
+//! many slots as entries, past a slack) would waste memory as a vector, so the map then becomes an
+//! ordered tree for good; either way it iterates in ascending id order, as `BTreeMap` did.
 
 use std::collections::BTreeMap;
 
 use crate::core::types::BucketId;
 
-/// Slots a dense map may hold beyond twice its entries before it turns into a tree.
+/// A dense map holds at most this many slots per entry (plus `SLACK`) before it turns into a
+/// tree: the cache and the plan hold every bucket (one slot each), a server's replicas in the
+/// simulated cluster three buckets in eight.
+const DENSITY: usize = 4;
+/// Slots a dense map may hold beyond `DENSITY` per entry before it turns into a tree.
 const SLACK: usize = 1 << 12;
 
 #[derive(Clone, Debug)]
@@ -84,7 +88,7 @@ impl<V> BucketMap<V> {
     pub fn insert(&mut self, b: BucketId, v: V) -> Option<V> {
         let i = b as usize;
         if let Repr::Dense(slots) = &mut self.repr {
-            if i >= slots.len() && i >= 2 * (self.len + 1) + SLACK {
+            if i >= slots.len() && i >= DENSITY * (self.len + 1) + SLACK {
                 self.make_sparse();
             }
         }
@@ -151,7 +155,7 @@ impl<V> FromIterator<(BucketId, V)> for BucketMap<V> {
             .max()
             .unwrap_or(0);
         let mut map = BucketMap::new();
-        if slots > 2 * entries.len() + SLACK {
+        if slots > DENSITY * entries.len() + SLACK {
             map.repr = Repr::Sparse(BTreeMap::new());
         } else if let Repr::Dense(v) = &mut map.repr {
             v.resize_with(slots, || None);
