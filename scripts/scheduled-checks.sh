@@ -17,8 +17,11 @@ holding. Prints one summary line per configuration:
   CONFIG  check: STATES states, SECONDS s, PEAK KB (holds | VIOLATED | timed out)
           conformance: EDGES edges agree (SECONDS s) | DIVERGENCE | skipped
 
-Then regenerates every shipped suite under conformance/suite/ and diffs it, validates the logs of
-50 seeded `cluster` runs (and 20 on ZooKeeper when ZK_ADDR is set), fuzzes every decoder
+Then regenerates every shipped suite under conformance/suite/ and diffs it, walks three CI presets
+with group commit in the loop (rebalance-conformance exhaustive --group-commit), validates the logs
+of 50 seeded `cluster` runs (and 20 on ZooKeeper when ZK_ADDR is set), and of 50 with group commit
+and a lost batch each, runs the seeded simulation (a swarm of 500 seeds at 10,000 buckets, and one
+run of the day's seed at a million buckets, every fault on or off by the seed), fuzzes every decoder
 (fuzz_decoders, 500,000 executions each, and the cargo-fuzz targets, 10 minutes each with
 scripts/fuzz.sh), compares the verdicts with and without the superseded-request reduction on
 every replicated preset, and compares the whole and the reduced graph of every CI preset, and of
@@ -26,7 +29,7 @@ every bug switch at its home configuration, state by state (model/tests/integrat
 POR_PRESETS=all).
 
 Exit code: 0 when every finished check holds, every walk agrees, the suites regenerate unchanged,
-no fuzz target fails and the verdicts agree; 1 otherwise. A check that
+every simulated run passes, no fuzz target fails and the verdicts agree; 1 otherwise. A check that
 hits the time limit is reported, not counted as a failure (the configuration is too large for
 the limit). Takes hours with the defaults on 2 cores; run one at a time on a quiet machine.
 TEXT
@@ -68,8 +71,9 @@ fi
 
 echo "building (release) ..." >&2
 cargo build --release -q -p rebalance-model -p rebalance-conformance
-model=target/release/rebalance-model
-walker=target/release/rebalance-conformance
+bin="${CARGO_TARGET_DIR:-target}/release"
+model=$bin/rebalance-model
+walker=$bin/rebalance-conformance
 status=0
 for c in "${configs[@]}"; do
     echo "== $c (started $(date -u +%H:%M:%S))" >&2
@@ -121,6 +125,19 @@ else
     status=1
 fi
 
+# Group commit in the conformance loop (spec/protocol.md, "Group commit"): batches of three with a
+# seeded flush schedule, and batches flushed only when a step needs a held effect.
+for walk in "ci-server-crash --group-commit 3" "ci-rf2-server-crash --group-commit 3 --flush-seed 2" \
+    "ci-liveness-store --group-commit 1000 --flush-per-mille 0"; do
+    # shellcheck disable=SC2086 # the preset and its flags, split on purpose
+    if out=$("$walker" exhaustive --config $walk 2>/dev/null | tail -1); then
+        echo "group commit: $out"
+    else
+        echo "group commit: DIVERGENCE ($walker exhaustive --config $walk): $out"
+        status=1
+    fi
+done
+
 # Real runs of the cluster example validated against the model (spec/log-format.md): file store,
 # and ZooKeeper when run under scripts/with-zookeeper.sh.
 if scripts/validate-cluster-runs.sh --seeds 50 | tail -1; then :; else
@@ -140,6 +157,26 @@ if [ -n "${ZK_ADDR:-}" ]; then
         echo "killed cluster logs on ZooKeeper: SOME LOG NOT VALID"
         status=1
     fi
+fi
+
+if scripts/validate-cluster-runs.sh --seeds 50 --group-commit 6 | tail -1; then :; else
+    echo "cluster logs with group commit: SOME LOG NOT VALID (scripts/validate-cluster-runs.sh --seeds 50 --group-commit 6)"
+    status=1
+fi
+
+# The seeded simulation (stores/examples/simulate): a swarm of small clusters, then the day's seed
+# at a million buckets. A failing seed prints the line that reproduces it.
+cargo build --release -q -p rebalance-stores --example simulate
+sim="$bin/examples/simulate"
+if "$sim" --swarm 500 --buckets 10000 --quiet | grep -E '^(FAILED|swarm)'; then :; else
+    status=1
+fi
+sim_seed=$(date -u +%Y%m%d)
+if out=$("$sim" --seed "$sim_seed" --buckets 1000000 --quiet); then
+    echo "simulation at 1M buckets: $out"
+else
+    echo "simulation at 1M buckets: $out"
+    status=1
 fi
 
 # Seeded mutation fuzzing of every decoder, 25 times CI's executions per target.

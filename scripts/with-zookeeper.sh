@@ -14,7 +14,8 @@
 #   ZK_SCRIPT=PATH             this script, for fault tests that stop and restart the server
 #
 # and always stops the server by its process id on exit, even when the command fails. Exits with
-# the command's exit code.
+# the command's exit code. ZK_HEAP sets the server's Java heap (default 256m; a store of a million
+# buckets needs about 2g).
 #
 # Inside such a run, a fault test stops or restarts the server on the same port and data
 # directory (both use ZK_STATE_DIR):
@@ -24,7 +25,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
 }
 
 die() {
@@ -82,7 +83,7 @@ start_server() {
   # Output goes to a file and stdin is closed, so the server holds none of the caller's pipes.
   # Started from a subshell, so it is nobody's job: a kill prints no job notice.
   (
-    java -Xmx256m -Dzookeeper.log.dir="$state" -cp "$classpath" \
+    java -Xmx"${ZK_HEAP:-256m}" -Dzookeeper.log.dir="$state" -cp "$classpath" \
       org.apache.zookeeper.server.ZooKeeperServerMain "$state/conf/zoo.cfg" \
       </dev/null >>"$state/server.log" 2>&1 &
     echo $! >"$state/pid"

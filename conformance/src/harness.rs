@@ -207,6 +207,7 @@ impl<S: ManagerSide> Harness<S> {
         post: &SystemState,
         out: &StepOutput,
     ) -> Result<Vec<mgr::Effect>, Failure<S::Error>> {
+        self.manager.before_step(action).map_err(Failure::Sut)?;
         let ops_before = self.manager.store_ops();
         let fault = action.fail_store_op();
         if let Some(k) = fault {

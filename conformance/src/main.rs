@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use rebalance_conformance::sut::driver::SutCommand;
+use rebalance_conformance::sut::group_commit::{Batching, GroupCommitted};
 use rebalance_conformance::{exhaustive, projection, random, replay, report, sut};
 use rebalance_model::{Bug, BugSet, Config, ConfigError, RebalanceModel};
 
@@ -42,6 +43,8 @@ enum Command {
         out_dir: PathBuf,
         #[command(flatten)]
         sut: SutArgs,
+        #[command(flatten)]
+        group_commit: GroupCommitArgs,
     },
     /// Check every edge of a preset's whole reachable state graph against the manager.
     Exhaustive {
@@ -78,6 +81,8 @@ enum Command {
         no_por: bool,
         #[command(flatten)]
         sut: SutArgs,
+        #[command(flatten)]
+        group_commit: GroupCommitArgs,
     },
     /// Seeded random walks over a preset, shrinking a divergence to a minimal walk.
     Random {
@@ -145,6 +150,36 @@ struct SutArgs {
     step_timeout_ms: u64,
 }
 
+/// The group-commit host between the manager and its store (spec/protocol.md, "Group commit").
+#[derive(clap::Args)]
+struct GroupCommitArgs {
+    /// Run the manager on the group-commit host: its writes go through the batching adapter in
+    /// batches of at most N writes (1 to 1000000), the durable store lags them until a flush, and
+    /// every input's effects are held until its writes are durable and checked against the
+    /// durable store when released. Walks are then single-threaded.
+    #[arg(long, value_name = "N", conflicts_with = "sut",
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    group_commit: Option<u64>,
+    /// With --group-commit: the chance, in thousandths, that the host flushes after a step
+    /// (besides a full batch and a step that needs a held effect), 0 to 1000.
+    #[arg(long, value_name = "PER_MILLE", default_value_t = 300, requires = "group_commit",
+          value_parser = clap::value_parser!(u32).range(0..=1000))]
+    flush_per_mille: u32,
+    /// With --group-commit: the seed of the flush schedule; printed.
+    #[arg(long, value_name = "S", default_value_t = 1, requires = "group_commit")]
+    flush_seed: u64,
+}
+
+impl GroupCommitArgs {
+    fn batching(&self) -> Option<Batching> {
+        self.group_commit.map(|n| Batching {
+            limit: n as usize,
+            flush_per_mille: self.flush_per_mille,
+            seed: self.flush_seed,
+        })
+    }
+}
+
 /// The longest `--step-timeout-ms`: a day, beyond any step an implementation that still answers
 /// takes, however slow the machine or however closely it is being debugged.
 const MAX_STEP_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
@@ -159,6 +194,15 @@ impl SutArgs {
             })
             .transpose()
     }
+}
+
+/// The group-commit host's settings, in one line.
+fn describe_batching(b: &Batching) -> String {
+    format!(
+        "group commit: batches of at most {} writes, a flush after a step with chance {}/1000, \
+         flush seed {}",
+        b.limit, b.flush_per_mille, b.seed
+    )
 }
 
 /// A walk against an implementation under test is single-threaded (one child, one walk), so a
@@ -299,15 +343,25 @@ fn run(command: Command) -> Result<ExitCode, String> {
             files,
             out_dir,
             sut,
+            group_commit,
         } => {
             let sut = sut.command()?;
+            let batching = group_commit.batching();
+            if let Some(b) = &batching {
+                println!("{}", describe_batching(b));
+            }
             let mut failed = false;
             for file in &files {
                 let trace = rebalance_model::Trace::read(file)
                     .map_err(|e| format!("invalid trace {}: {e}", file.display()))?;
-                let result = match &sut {
-                    None => replay::replay(&trace),
-                    Some(command) => match sut::replay::replay(&trace, command) {
+                let result = match (&sut, &batching) {
+                    (None, None) => replay::replay(&trace),
+                    (None, Some(b)) => match replay::replay_on::<GroupCommitted>(&trace, b) {
+                        Ok(ok) => Ok(ok),
+                        Err(replay::SideReplayError::Replay(e)) => Err(e),
+                        Err(replay::SideReplayError::Sut { error, .. }) => match *error {},
+                    },
+                    (Some(command), _) => match sut::replay::replay(&trace, command) {
                         Ok(ok) => Ok(ok),
                         Err(sut::replay::SutReplayError::Replay(e)) => Err(e),
                         Err(sut::replay::SutReplayError::Sut { step, error }) => {
@@ -394,9 +448,19 @@ fn run(command: Command) -> Result<ExitCode, String> {
             por: _,
             no_por,
             sut,
+            group_commit,
         } => {
             let sut = sut.command()?;
             single_threaded_with_sut(sut.as_ref(), threads)?;
+            let batching = group_commit.batching();
+            if let (Some(_), Some(n)) = (&batching, threads) {
+                if n > 1 {
+                    return Err(format!(
+                        "--threads {n}: a walk with --group-commit is single-threaded; leave \
+                         --threads out"
+                    ));
+                }
+            }
             let bugs = parse_bugs(&bugs, &variants)?;
             let model = RebalanceModel::new(load_config(&config)?, BugSet::of(&bugs));
             let model = if !no_por {
@@ -416,7 +480,24 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     s.edges_per_second()
                 )
             };
+            if let Some(b) = &batching {
+                eprintln!("{}", describe_batching(b));
+            }
             let result = match (&sut, threads) {
+                (None, _) if batching.is_some() => {
+                    let b = batching.as_ref().expect("checked");
+                    match exhaustive::walk_side::<GroupCommitted>(
+                        &model,
+                        b,
+                        u64::MAX,
+                        100_000,
+                        progress,
+                    ) {
+                        Ok(stats) => Ok(stats),
+                        Err(exhaustive::WalkError::Diverged(d)) => Err(d),
+                        Err(exhaustive::WalkError::Sut { error, .. }) => match *error {},
+                    }
+                }
                 (Some(command), _) => {
                     match exhaustive::walk_sut(&model, command, 100_000, progress) {
                         Ok(stats) => Ok(stats),

@@ -314,3 +314,55 @@ fn validate_exits_0_1_2_and_3_as_its_help_says() {
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert_says(&stderr, &["is torn"]);
 }
+
+/// `--group-commit N`: the same replay and walk with the manager on the batching adapter, its
+/// settings printed; refused with `--sut` and with more than one thread.
+#[test]
+fn group_commit_replays_and_walks_and_says_how_it_batches() {
+    let (code, stdout, _) = cli(&[
+        "replay",
+        "--group-commit",
+        "2",
+        "--flush-seed",
+        "9",
+        &here("traces/move-completes.json"),
+    ]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_says(
+        &stdout,
+        &[
+            "group commit: batches of at most 2 writes, a flush after a step with chance 300/1000, flush seed 9",
+            "agree at all 7 steps",
+        ],
+    );
+    let (code, stdout, stderr) = cli(&[
+        "exhaustive",
+        "--config",
+        "ci-leader",
+        "--group-commit",
+        "1000",
+        "--flush-per-mille",
+        "0",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_says(
+        &stdout,
+        &["ci-leader: model and manager agree on every edge: 20104 states, 87899 edges"],
+    );
+    let (code, _, stderr) = cli(&[
+        "exhaustive",
+        "--config",
+        "ci-leader",
+        "--group-commit",
+        "3",
+        "--threads",
+        "2",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_says(
+        &stderr,
+        &["--threads 2: a walk with --group-commit is single-threaded"],
+    );
+    let (code, _, stderr) = cli(&["replay", "--group-commit", "2", "--sut", "true", "x.json"]);
+    assert_eq!(code, Some(2), "{stderr}");
+}

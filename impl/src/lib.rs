@@ -57,6 +57,7 @@ pub mod store;
 #[cfg(feature = "testing")]
 pub mod sim;
 
+pub use crate::core::bucket_map::BucketMap;
 pub use crate::core::config::{Config, ConfigError};
 pub use crate::core::effects::{
     AdjustIsrError, Effect, Event, Input, Nli, PlanError, RejectReason, Reply, RequestContext,
@@ -68,5 +69,6 @@ pub use crate::core::types::{
     Attempt, BucketId, BucketRecord, BucketStatus, Epoch, Key, LeaderAndIsr, Observed,
     OverallStatus, Plan, PlanEntry, PlanKind, RebalanceId, ServerId, TaskNode, TaskStatus,
 };
+pub use store::batch::{BatchStore, BatchedWrite};
 pub use store::mem::MemStore;
 pub use store::{ClusterState, PersistedState, Store, StoreError};

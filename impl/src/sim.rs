@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+use crate::core::bucket_map::BucketMap;
 use crate::core::effects::{AdjustIsrError, Effect, Event, Input, Nli, Reply, RequestContext};
 use crate::core::types::{BucketId, BucketRecord, Epoch, LeaderAndIsr, ServerId};
 
@@ -63,7 +64,7 @@ pub struct Server {
     /// Highest coordinator epoch seen.
     pub last_ce: Epoch,
     /// Views per bucket (survive restarts).
-    pub views: BTreeMap<BucketId, ReplicaView>,
+    pub views: BucketMap<ReplicaView>,
 }
 
 /// A message in flight (spec 3.4).
@@ -155,6 +156,11 @@ impl Cluster {
         }
     }
 
+    /// Whether server `s` is up.
+    fn is_up(&self, s: ServerId) -> bool {
+        self.servers.get(&s).is_some_and(|srv| srv.up)
+    }
+
     /// The up servers.
     pub fn live(&self) -> BTreeSet<ServerId> {
         self.servers
@@ -186,7 +192,7 @@ impl Cluster {
     /// Takes the manager's effects: messages go to the network; events and replies are returned.
     pub fn absorb(
         &mut self,
-        effects: Vec<Effect>,
+        effects: impl IntoIterator<Item = Effect>,
         events: &mut VecDeque<Event>,
         replies: &mut Vec<Reply>,
     ) {
@@ -283,40 +289,44 @@ impl Cluster {
         if !srv.up {
             return; // a down server loses the message
         }
+        let (to, bucket, context) = (nli.to, nli.bucket, nli.context());
         let ok = if nli.coordinator_epoch < srv.last_ce {
             false
         } else {
             srv.last_ce = nli.coordinator_epoch;
-            match srv.views.get(&nli.bucket) {
+            // The request becomes the view: its lists are moved, not copied.
+            let view = ReplicaView {
+                leader_epoch: nli.leader_epoch,
+                bucket_epoch: nli.bucket_epoch,
+                leader: nli.leader,
+                replicas: nli.replicas,
+                isr: nli.isr,
+                isr_rejected: false,
+            };
+            match srv.views.get_mut(&bucket) {
                 Some(v)
-                    if nli.bucket_epoch < v.bucket_epoch || nli.leader_epoch < v.leader_epoch =>
+                    if view.bucket_epoch < v.bucket_epoch || view.leader_epoch < v.leader_epoch =>
                 {
                     false
                 }
-                _ => {
-                    srv.views.insert(
-                        nli.bucket,
-                        ReplicaView {
-                            leader_epoch: nli.leader_epoch,
-                            bucket_epoch: nli.bucket_epoch,
-                            leader: nli.leader,
-                            replicas: nli.replicas.clone(),
-                            isr: nli.isr.clone(),
-                            isr_rejected: false,
-                        },
-                    );
+                Some(v) => {
+                    *v = view;
+                    true
+                }
+                None => {
+                    srv.views.insert(bucket, view);
                     true
                 }
             }
         };
         self.net.push_back(Msg::NliResponse {
-            from: nli.to,
-            bucket: nli.bucket,
+            from: to,
+            bucket,
             ok,
-            context: nli.context(),
+            context,
         });
         if ok {
-            self.propose(nli.to, nli.bucket, now_ms);
+            self.propose(to, bucket, now_ms);
         }
     }
 
@@ -352,7 +362,6 @@ impl Cluster {
     /// R21: if `s` leads `b` in its view, has nothing in flight and was not rejected, propose
     /// the ISR plus every live assigned replica. Slow buckets wait for `slow_until`.
     pub fn propose(&mut self, s: ServerId, b: BucketId, now_ms: u64) -> bool {
-        let live = self.live();
         let Some(srv) = self.servers.get(&s) else {
             return false;
         };
@@ -366,11 +375,14 @@ impl Cluster {
         {
             return false;
         }
-        let mut isr = v.isr.clone();
-        isr.extend(v.replicas.iter().copied().filter(|r| live.contains(r)));
-        if isr == v.isr {
+        // Nothing to propose unless some live replica is missing from the ISR (checked before
+        // the proposal is built: most calls propose nothing).
+        let joining = |r: &ServerId| !v.isr.contains(r) && self.is_up(*r);
+        if !v.replicas.iter().any(joining) {
             return false;
         }
+        let mut isr = v.isr.clone();
+        isr.extend(v.replicas.iter().copied().filter(joining));
         if let Some(d) = self.slow_for.remove(&b) {
             self.slow_until.insert(b, now_ms + d);
         }

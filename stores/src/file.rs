@@ -36,6 +36,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use rebalance_manager::store::batch::{BatchStore, BatchedWrite};
 use rebalance_manager::store::{ClusterState, PersistedState, Store, StoreError};
 use rebalance_manager::{BucketId, BucketRecord, Epoch, RebalanceId, TaskNode, TaskStatus};
 
@@ -447,8 +448,14 @@ impl FileStore {
     /// a failed write leaves nothing behind; if even that fails the store is poisoned.
     fn append(&mut self, rec: &Record) -> Result<(), StoreError> {
         self.check_usable()?;
-        let line = encode(rec);
-        let written = self.journal.write_all(&line);
+        self.append_lines(&encode(rec))
+    }
+
+    /// Append encoded records (whole lines) with one write and one fsync: the group commit of
+    /// `write_batch`. A crash before the fsync completes may leave a prefix of them, in order
+    /// (and a torn tail); a failure reported here is undone as in [`FileStore::append`].
+    fn append_lines(&mut self, line: &[u8]) -> Result<(), StoreError> {
+        let written = self.journal.write_all(line);
         let synced = written.and_then(|()| {
             if self.options.fsync {
                 self.journal.sync_data()
@@ -470,6 +477,26 @@ impl FileStore {
         }
         self.journal_bytes += line.len() as u64;
         Ok(())
+    }
+
+    /// The journal record of a task write: status only when the stored task has the same plan
+    /// (the same `Arc`: cancel and finalize never copy it), so a 1M-bucket plan is not journalled
+    /// again.
+    fn task_record(&self, task: &TaskNode) -> Record {
+        let same_plan = self
+            .state
+            .task
+            .as_ref()
+            .is_some_and(|t| t.id == task.id && Arc::ptr_eq(&t.plan, &task.plan));
+        if same_plan {
+            Record::TaskStatus {
+                id: task.id,
+                status: task.status,
+                cancel_requested: task.cancel_requested,
+            }
+        } else {
+            Record::Task { task: task.clone() }
+        }
     }
 
     fn maybe_compact(&mut self) {
@@ -762,20 +789,7 @@ impl Store for FileStore {
 
     fn write_task(&mut self, writer_epoch: Epoch, task: &TaskNode) -> Result<(), StoreError> {
         self.state.check_writer(writer_epoch)?;
-        let same_plan = self
-            .state
-            .task
-            .as_ref()
-            .is_some_and(|t| t.id == task.id && Arc::ptr_eq(&t.plan, &task.plan));
-        let rec = if same_plan {
-            Record::TaskStatus {
-                id: task.id,
-                status: task.status,
-                cancel_requested: task.cancel_requested,
-            }
-        } else {
-            Record::Task { task: task.clone() }
-        };
+        let rec = self.task_record(task);
         self.append(&rec)?;
         self.state.task = Some(task.clone());
         self.maybe_compact();
@@ -808,5 +822,40 @@ impl Store for FileStore {
 
     fn inspect(&self) -> Option<&PersistedState> {
         Some(&self.state)
+    }
+}
+
+/// One journal append and one fsync for the whole batch: the records are those of the single
+/// writes, in order (a task write of the stored plan is its status-only record), so the format
+/// does not change and a journal cut inside a batch is read as a prefix of it.
+impl BatchStore for FileStore {
+    fn max_batch(&self) -> usize {
+        usize::MAX
+    }
+
+    fn write_batch(
+        &mut self,
+        writer_epoch: Epoch,
+        writes: &[BatchedWrite],
+    ) -> Result<(), StoreError> {
+        self.check_usable()?;
+        self.state.check_writer(writer_epoch)?;
+        let mut lines = Vec::new();
+        for w in writes {
+            let rec = match w {
+                BatchedWrite::Task(task) => self.task_record(task),
+                BatchedWrite::Bucket { bucket, record } => Record::Bucket {
+                    bucket: *bucket,
+                    record: record.clone(),
+                },
+            };
+            lines.extend_from_slice(&encode(&rec));
+        }
+        self.append_lines(&lines)?;
+        for w in writes {
+            w.apply(&mut self.state);
+        }
+        self.maybe_compact();
+        Ok(())
     }
 }

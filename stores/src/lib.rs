@@ -1,7 +1,10 @@
 //! The durable adapters of the rebalance manager's storage port ([`rebalance_manager::Store`]):
 //! [`FileStore`], an embedded store of one directory (a checksummed snapshot and journal, each
 //! write fsynced before it returns), and [`ZkStore`], the port over Apache ZooKeeper, where Fluss
-//! keeps its coordinator state.
+//! keeps its coordinator state. Both make a batch of writes durable in one operation
+//! ([`rebalance_manager::BatchStore`]), and [`GroupCommit`] is the host's batching adapter that
+//! uses it: group commit, with the procedure that keeps effects back until their writes are
+//! durable.
 //!
 //! This crate is where the manager meets the disk and the network; the manager's own crate,
 //! the pure protocol core with the port and the in-memory store, does no I/O and depends on
@@ -12,8 +15,10 @@
 
 pub mod crc32;
 pub mod file;
+pub mod group_commit;
 mod header;
 pub mod zk;
 
 pub use file::{FileStore, FileStoreError, FileStoreOptions};
+pub use group_commit::{GroupCommit, Outbox};
 pub use zk::{ZkStore, ZkStoreError, ZkStoreOptions};

@@ -1,7 +1,9 @@
 //! One store contract, three stores: the same tests run against `MemStore`, `FileStore` and
 //! `ZkStore` (spec 3.1 and D7): round trips, versioned writes, fencing of a stale epoch,
-//! recovery of every acknowledged write after a reopen, and (for the stores with a stored
-//! format) refusal of an unknown data version with nothing overwritten.
+//! recovery of every acknowledged write after a reopen, batches of writes in one operation (group
+//! commit: a batch lands whole, is fenced as a whole, and through the `GroupCommit` adapter is not
+//! durable before its flush), and (for the stores with a stored format) refusal of an unknown data
+//! version with nothing overwritten.
 //!
 //! The ZooKeeper instance needs a server: `scripts/with-zookeeper.sh cargo test --workspace
 //! --release` (README). Without one its tests are reported as ignored, with that command as the
@@ -16,14 +18,15 @@ use std::sync::Arc;
 
 use common::{lo, mv, rec};
 use rebalance_manager::{
-    BucketId, MemStore, PersistedState, Plan, PlanEntry, Store, StoreError, TaskNode, TaskStatus,
+    BatchStore, BatchedWrite, BucketId, BucketRecord, MemStore, PersistedState, Plan, PlanEntry,
+    Store, StoreError, TaskNode, TaskStatus,
 };
 use rebalance_stores::zk::{ZkStore, ZkStoreError, ZkStoreOptions};
-use rebalance_stores::{FileStore, FileStoreError, FileStoreOptions};
+use rebalance_stores::{FileStore, FileStoreError, FileStoreOptions, GroupCommit};
 
 /// How one store is created, reopened and (for stored formats) damaged.
 trait Subject {
-    type S: Store;
+    type S: BatchStore;
 
     /// A new store holding `initial` (environment setup).
     fn create(&mut self, initial: &PersistedState) -> Self::S;
@@ -229,6 +232,120 @@ fn acknowledged_writes_survive_reopen<T: Subject>(subject: &mut T) {
     ));
 }
 
+fn bucket(bucket: BucketId, record: &BucketRecord) -> BatchedWrite {
+    BatchedWrite::Bucket {
+        bucket,
+        record: record.clone(),
+    }
+}
+
+fn batch_lands_whole<T: Subject>(subject: &mut T) {
+    let init = initial();
+    let mut s = subject.create(&init);
+    let e = s.elect_coordinator().unwrap();
+    let t = task(4, vec![mv(0), mv(1)]);
+    s.write_task(e, &t).unwrap();
+    let mut t = s.read_task().unwrap().unwrap(); // the stored plan's Arc, as R16 hands it out
+    t.status = TaskStatus::Completed;
+    let (r0, r0b) = (
+        rec(&[1, 2, 3, 0], Some(0), &[0, 1, 2], 0, 1),
+        rec(&[1, 2, 3], Some(1), &[1, 2, 3], 1, 2),
+    );
+    let r1 = rec(&[0, 1, 2], Some(2), &[0, 2], 1, 1);
+    // Bucket 0 twice: the second write is the one that stays.
+    let writes = [
+        bucket(0, &r0),
+        bucket(1, &r1),
+        bucket(0, &r0b),
+        BatchedWrite::Task(t.clone()),
+    ];
+    s.write_batch(e, &writes).unwrap();
+    let mut expected = init.clone();
+    expected.cluster.buckets.insert(0, r0b);
+    expected.cluster.buckets.insert(1, r1.clone());
+    expected.task = Some(t);
+    assert_eq!(read_all(&mut s), expected);
+    let mut s = subject.reopen(s);
+    assert_eq!(read_all(&mut s), expected, "the batch survives a reopen");
+    // The next single write and the next batch go on from the batch's versions.
+    let e2 = s.elect_coordinator().unwrap();
+    let r0c = rec(&[3, 2, 1], Some(3), &[3, 2], 2, 3);
+    s.write_bucket(e2, 0, &r0c).unwrap();
+    s.write_batch(e2, &[bucket(1, &r0c), bucket(0, &r1)])
+        .unwrap();
+    expected.cluster.buckets.insert(0, r1.clone());
+    expected.cluster.buckets.insert(1, r0c);
+    assert_eq!(read_all(&mut subject.reopen(s)), expected);
+}
+
+fn stale_batch_is_fenced<T: Subject>(subject: &mut T) {
+    let mut s = subject.create(&initial());
+    let old = s.elect_coordinator().unwrap();
+    s.write_task(old, &task(1, vec![mv(0)])).unwrap();
+    let mut t = s.read_task().unwrap().unwrap();
+    let new = s.elect_coordinator().unwrap();
+    let before = read_all(&mut s);
+    t.cancel_requested = true;
+    let r = rec(&[1, 2, 3, 0], Some(1), &[1, 2], 1, 1);
+    let writes = [bucket(0, &r), bucket(1, &r), BatchedWrite::Task(t)];
+    assert!(matches!(
+        s.write_batch(old, &writes),
+        Err(StoreError::Fenced { writer_epoch, store_epoch }) if writer_epoch == old && store_epoch == new
+    ));
+    assert_eq!(read_all(&mut s), before, "a fenced batch changed nothing");
+}
+
+/// Through the adapter: the core's writes are acknowledged at once and reach the store only at
+/// the flush (or when the batch fills), in one operation; a limit of 1 is the store itself.
+fn group_commit_defers_to_flush<T: Subject>(subject: &mut T) {
+    let init = initial();
+    let mut gc = GroupCommit::new(subject.create(&init), 3);
+    let e = gc.elect_coordinator().unwrap();
+    let durable = |gc: &mut GroupCommit<T::S>| gc.inner_mut().load_cluster().unwrap();
+    let r = |be| rec(&[0, 1, 2], Some(1), &[0, 1], be, be);
+    gc.write_bucket(e, 0, &r(1)).unwrap();
+    gc.write_bucket(e, 1, &r(1)).unwrap();
+    assert_eq!(gc.pending(), 2);
+    assert_eq!(
+        durable(&mut gc),
+        init.cluster,
+        "nothing durable before the flush"
+    );
+    // The third write fills the batch: the adapter flushes it there and then.
+    gc.write_bucket(e, 0, &r(2)).unwrap();
+    assert_eq!(gc.pending(), 0);
+    let mut expected = init.clone();
+    expected.cluster.buckets.insert(0, r(2));
+    expected.cluster.buckets.insert(1, r(1));
+    assert_eq!(durable(&mut gc), expected.cluster);
+    gc.write_bucket(e, 2, &r(3)).unwrap();
+    assert_eq!(gc.flush(), Ok(1));
+    expected.cluster.buckets.insert(2, r(3));
+    assert_eq!(durable(&mut gc), expected.cluster);
+    let stats = gc.stats();
+    assert_eq!(
+        (stats.flushes, stats.batched_writes, stats.largest),
+        (2, 4, 3)
+    );
+    // A deletion goes by itself, after what was queued before it.
+    gc.write_bucket(e, 1, &r(4)).unwrap();
+    gc.mark_deleted(e, 0).unwrap();
+    expected.cluster.buckets.insert(1, r(4));
+    expected.cluster.deleted.insert(0);
+    assert_eq!(durable(&mut gc), expected.cluster);
+    assert_eq!(read_all(&mut subject.reopen(gc.into_inner())), expected);
+}
+
+fn group_commit_of_one_is_the_store<T: Subject>(subject: &mut T) {
+    let r = |be| rec(&[0, 1, 2], Some(1), &[0, 1], be, be);
+    let mut single = GroupCommit::new(subject.create(&initial()), 1);
+    let e = single.elect_coordinator().unwrap();
+    single.write_bucket(e, 0, &r(5)).unwrap();
+    assert_eq!(single.pending(), 0, "limit 1: every write goes at once");
+    assert_eq!(single.inner_mut().load_cluster().unwrap().buckets[&0], r(5));
+    assert_eq!(single.stats().flushes, 0);
+}
+
 fn unknown_version_is_refused<T: Formatted>(subject: &mut T) {
     let mut s = subject.create(&initial());
     let e = s.elect_coordinator().unwrap();
@@ -272,6 +389,30 @@ macro_rules! contract {
             #[test]
             fn acknowledged_writes_survive_reopen() {
                 super::acknowledged_writes_survive_reopen(&mut $subject("reopen"));
+            }
+
+            $(#[$attr])*
+            #[test]
+            fn batch_lands_whole() {
+                super::batch_lands_whole(&mut $subject("batch"));
+            }
+
+            $(#[$attr])*
+            #[test]
+            fn stale_batch_is_fenced() {
+                super::stale_batch_is_fenced(&mut $subject("batch-fenced"));
+            }
+
+            $(#[$attr])*
+            #[test]
+            fn group_commit_defers_to_flush() {
+                super::group_commit_defers_to_flush(&mut $subject("group-commit"));
+            }
+
+            $(#[$attr])*
+            #[test]
+            fn group_commit_of_one_is_the_store() {
+                super::group_commit_of_one_is_the_store(&mut $subject("group-commit-1"));
             }
         }
     };

@@ -78,64 +78,7 @@ impl ManagerSide for mgr::Manager<mgr::MemStore> {
     /// the projection reads the snapshot and the store, so without this a wrong accessor would
     /// pass every walk.
     fn accessors_disagree(&self, seen: &Seen<'_>) -> Option<String> {
-        let c = &seen.post.coordinator;
-        if self.config() != seen.config {
-            return Some(format!("config() is {:?}", self.config()));
-        }
-        if self.coordinator_epoch() != u64::from(c.ce) {
-            return Some(format!(
-                "coordinator_epoch() is {}, the model's ce {}",
-                self.coordinator_epoch(),
-                c.ce
-            ));
-        }
-        if self.now_ms() != seen.now_ms {
-            return Some(format!(
-                "now_ms() is {}, the host's clock {}",
-                self.now_ms(),
-                seen.now_ms
-            ));
-        }
-        if !self
-            .live()
-            .iter()
-            .copied()
-            .eq(c.live.iter().map(mgr::ServerId::from))
-        {
-            return Some(format!(
-                "live() is {:?}, the model's live {:?}",
-                self.live(),
-                c.live
-            ));
-        }
-        let (failures, last) = self.store_failures();
-        if failures != seen.store_failures || last.is_some() != (failures > 0) {
-            return Some(format!(
-                "store_failures() is ({failures}, {last:?}); {} injected failures happened in this incarnation",
-                seen.store_failures
-            ));
-        }
-        let store = &self.store().state().cluster.buckets;
-        for (b, rec) in store {
-            if self.bucket(*b) != Some(rec) {
-                return Some(format!(
-                    "bucket({b}) is {:?}, the store's {rec:?}",
-                    self.bucket(*b)
-                ));
-            }
-        }
-        let absent = store.keys().next_back().map_or(0, |b| b + 1);
-        if let Some(rec) = self.bucket(absent) {
-            return Some(format!("bucket({absent}) of no bucket is {rec:?}"));
-        }
-        if !translate::same_plan(self.plan(), &c.plan) {
-            return Some(format!(
-                "plan() is {:?}, the model's plan {:?}",
-                self.plan(),
-                c.plan
-            ));
-        }
-        None
+        accessors_disagree(self, self.store().state(), seen)
     }
 
     #[inline]
@@ -159,4 +102,71 @@ fn incarnate(
         .map_err(|e| e.to_string())?;
     effects.extend(emitted);
     Ok(m)
+}
+
+/// Where the manager's read accessors disagree with `seen` and with `stored`, the store's state
+/// as the core sees it (a batching adapter's included its open batch), if anywhere.
+pub(super) fn accessors_disagree<S: mgr::Store>(
+    m: &mgr::Manager<S>,
+    stored: &mgr::PersistedState,
+    seen: &Seen<'_>,
+) -> Option<String> {
+    let c = &seen.post.coordinator;
+    if m.config() != seen.config {
+        return Some(format!("config() is {:?}", m.config()));
+    }
+    if m.coordinator_epoch() != u64::from(c.ce) {
+        return Some(format!(
+            "coordinator_epoch() is {}, the model's ce {}",
+            m.coordinator_epoch(),
+            c.ce
+        ));
+    }
+    if m.now_ms() != seen.now_ms {
+        return Some(format!(
+            "now_ms() is {}, the host's clock {}",
+            m.now_ms(),
+            seen.now_ms
+        ));
+    }
+    if !m
+        .live()
+        .iter()
+        .copied()
+        .eq(c.live.iter().map(mgr::ServerId::from))
+    {
+        return Some(format!(
+            "live() is {:?}, the model's live {:?}",
+            m.live(),
+            c.live
+        ));
+    }
+    let (failures, last) = m.store_failures();
+    if failures != seen.store_failures || last.is_some() != (failures > 0) {
+        return Some(format!(
+            "store_failures() is ({failures}, {last:?}); {} injected failures happened in this incarnation",
+            seen.store_failures
+        ));
+    }
+    let store = &stored.cluster.buckets;
+    for (b, rec) in store {
+        if m.bucket(*b) != Some(rec) {
+            return Some(format!(
+                "bucket({b}) is {:?}, the store's {rec:?}",
+                m.bucket(*b)
+            ));
+        }
+    }
+    let absent = store.keys().next_back().map_or(0, |b| b + 1);
+    if let Some(rec) = m.bucket(absent) {
+        return Some(format!("bucket({absent}) of no bucket is {rec:?}"));
+    }
+    if !translate::same_plan(m.plan(), &c.plan) {
+        return Some(format!(
+            "plan() is {:?}, the model's plan {:?}",
+            m.plan(),
+            c.plan
+        ));
+    }
+    None
 }

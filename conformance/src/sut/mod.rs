@@ -1,12 +1,14 @@
 //! The manager side of a lockstep, pluggable: the manager in this process
-//! ([`in_process`], the default and the fast path) or an implementation under test in a child
-//! process speaking the driver protocol of `spec/driver-protocol.md` ([`remote`]).
+//! ([`in_process`], the default and the fast path), the same on the group-commit host's batching
+//! adapter ([`group_commit`]), or an implementation under test in a child process speaking the
+//! driver protocol of `spec/driver-protocol.md` ([`remote`]).
 //!
 //! The harness ([`crate::harness`]) owns what a host owns around the manager, the event queue
 //! and the clock, for both; a [`ManagerSide`] owns the manager and its store.
 
 pub mod command;
 pub mod driver;
+pub mod group_commit;
 pub mod in_process;
 pub mod remote;
 pub mod replay;
@@ -101,6 +103,12 @@ pub trait ManagerSide: Sized {
     /// implementation under test answers `None`, since the driver protocol has no such queries.
     fn accessors_disagree(&self, _seen: &Seen<'_>) -> Option<String> {
         None
+    }
+
+    /// Before the model's step `action`: a side that holds effects back (group commit) releases
+    /// what the step could need; nothing for a side that releases every effect at once.
+    fn before_step(&mut self, _action: &rebalance_model::Action) -> Result<(), Self::Error> {
+        Ok(())
     }
 
     /// An independent copy of this side (a branch point of a walk).

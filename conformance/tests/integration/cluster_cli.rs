@@ -92,8 +92,9 @@ fn version_and_help_exit_zero() {
 /// of help fails here.
 #[test]
 fn help_lists_every_flag_the_parser_accepts() {
-    let source = std::fs::read_to_string(common::repo_root().join("stores/examples/cluster.rs"))
-        .expect("the example's source");
+    let source =
+        std::fs::read_to_string(common::repo_root().join("stores/examples/cluster/args.rs"))
+            .expect("the example's source");
     let parser = source
         .split("fn parse_args(")
         .nth(1)

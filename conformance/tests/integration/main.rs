@@ -14,6 +14,7 @@ mod common;
 mod doc_paths;
 mod failed_responses;
 mod fuzz_decoders;
+mod group_commit;
 mod import_cycles;
 mod parallel_walk;
 mod process_kill;

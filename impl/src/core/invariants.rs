@@ -43,9 +43,9 @@ impl<S: Store> Manager<S> {
     /// filter by membership, so it is checked here rather than trusted.
     fn check_replica_index(&self) -> Result<(), InvariantViolation> {
         let mut inverse: BTreeMap<ServerId, BTreeSet<BucketId>> = BTreeMap::new();
-        for (b, rec) in &self.ctx.buckets {
+        for (b, rec) in self.ctx.buckets.iter() {
             for s in &rec.assignment {
-                inverse.entry(*s).or_default().insert(*b);
+                inverse.entry(*s).or_default().insert(b);
             }
         }
         if inverse != self.ctx.replicas_of {
@@ -64,9 +64,9 @@ impl<S: Store> Manager<S> {
     fn check_structure(&self) -> Result<(), InvariantViolation> {
         const N: &str = "INV-STRUCTURE";
         let mut recount = StatusCounts::default();
-        for (b, pb) in &self.plan_buckets {
+        for (b, pb) in self.plan_buckets.iter() {
             recount.adjust_by(pb.status, 1);
-            let active = self.attempts.contains_key(b);
+            let active = self.attempts.contains_key(&b);
             let should = matches!(pb.status, BucketStatus::Rebalancing | BucketStatus::Timeout);
             if active != should {
                 return fail(
@@ -169,12 +169,12 @@ impl<S: Store> Manager<S> {
     }
 
     fn check_pending_at_origin(&self) -> Result<(), InvariantViolation> {
-        for (b, pb) in &self.plan_buckets {
+        for (b, pb) in self.plan_buckets.iter() {
             if pb.status != BucketStatus::NotStarted {
                 continue;
             }
             let e = plan_entry(&self.plan, pb.index);
-            match self.ctx.buckets.get(b) {
+            match self.ctx.buckets.get(&b) {
                 Some(rec) if at_origin_assignment(rec, e) => {}
                 rec => {
                     return fail(
@@ -234,7 +234,7 @@ impl<S: Store> Manager<S> {
                 format!("store epoch {} < ce {}", stored.coordinator_epoch, self.ce),
             );
         }
-        if stored.cluster.buckets != self.ctx.buckets {
+        if !self.ctx.buckets.same_as(&stored.cluster.buckets) {
             let b = stored
                 .cluster
                 .buckets
@@ -246,7 +246,6 @@ impl<S: Store> Manager<S> {
                         .buckets
                         .keys()
                         .find(|b| !stored.cluster.buckets.contains_key(b))
-                        .copied()
                 });
             return fail(
                 "INV-CONTEXT-COHERENT",
@@ -263,18 +262,18 @@ impl<S: Store> Manager<S> {
         if self.overall != Some(OverallStatus::Completed) {
             return Ok(());
         }
-        for (b, pb) in &self.plan_buckets {
+        for (b, pb) in self.plan_buckets.iter() {
             if pb.status != BucketStatus::Completed {
                 return fail(
                     "INV-COMPLETED-AT-TARGET",
                     format!("bucket {b} is {:?}", pb.status),
                 );
             }
-            if self.ctx.is_deleted(*b) {
+            if self.ctx.is_deleted(b) {
                 continue;
             }
             let e = plan_entry(&self.plan, pb.index);
-            let assigned: BTreeSet<_> = self.ctx.buckets[b].assignment.iter().copied().collect();
+            let assigned: BTreeSet<_> = self.ctx.buckets[&b].assignment.iter().copied().collect();
             if assigned != e.trs_set() {
                 return fail(
                     "INV-COMPLETED-AT-TARGET",

@@ -14,6 +14,7 @@
 // (at the crate root) cannot lift them for the core.
 #![deny(clippy::disallowed_methods, clippy::disallowed_types)]
 
+pub mod bucket_map;
 pub mod config;
 pub mod effects;
 pub mod invariants;

@@ -88,6 +88,18 @@ impl PlanEntry {
         rs
     }
 
+    /// `assignment == rs`, without building `rs` (R7.4 asks it of every reconcile and ack).
+    pub fn is_rs(&self, assignment: &[ServerId]) -> bool {
+        let mut rest = assignment.iter();
+        self.trs.iter().all(|s| rest.next() == Some(s))
+            && self
+                .ors
+                .iter()
+                .filter(|s| !self.trs.contains(s))
+                .all(|s| rest.next() == Some(s))
+            && rest.next().is_none()
+    }
+
     /// `set(trs)`.
     pub fn trs_set(&self) -> BTreeSet<ServerId> {
         self.trs.iter().copied().collect()

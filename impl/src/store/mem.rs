@@ -2,6 +2,7 @@
 //! and benchmarks.
 
 use crate::core::types::{BucketId, BucketRecord, Epoch, TaskNode};
+use crate::store::batch::{BatchStore, BatchedWrite};
 use crate::store::{ClusterState, PersistedState, Store, StoreError};
 
 /// An in-memory store. `Clone` copies the whole state, so a harness can branch.
@@ -67,8 +68,9 @@ impl MemStore {
         self.fail_at.is_some()
     }
 
-    /// Counts the operation and decides whether it fails.
-    fn op(&mut self) -> Result<(), StoreError> {
+    /// Counts one operation and decides whether it fails (the batch extension,
+    /// `store::batch`, counts a whole batch as one).
+    pub(crate) fn count_op(&mut self) -> Result<(), StoreError> {
         self.ops += 1;
         if self.fail_at == Some(self.ops) {
             self.fail_at = None;
@@ -83,23 +85,23 @@ impl MemStore {
 
 impl Store for MemStore {
     fn elect_coordinator(&mut self) -> Result<Epoch, StoreError> {
-        self.op()?;
+        self.count_op()?;
         self.state.coordinator_epoch += 1;
         Ok(self.state.coordinator_epoch)
     }
 
     fn load_cluster(&mut self) -> Result<ClusterState, StoreError> {
-        self.op()?;
+        self.count_op()?;
         Ok(self.state.cluster.clone())
     }
 
     fn read_task(&mut self) -> Result<Option<TaskNode>, StoreError> {
-        self.op()?;
+        self.count_op()?;
         Ok(self.state.task.clone())
     }
 
     fn write_task(&mut self, writer_epoch: Epoch, task: &TaskNode) -> Result<(), StoreError> {
-        self.op()?;
+        self.count_op()?;
         self.state.check_writer(writer_epoch)?;
         self.state.task = Some(task.clone());
         Ok(())
@@ -111,14 +113,14 @@ impl Store for MemStore {
         bucket: BucketId,
         record: &BucketRecord,
     ) -> Result<(), StoreError> {
-        self.op()?;
+        self.count_op()?;
         self.state.check_writer(writer_epoch)?;
         self.state.cluster.buckets.insert(bucket, record.clone());
         Ok(())
     }
 
     fn mark_deleted(&mut self, writer_epoch: Epoch, bucket: BucketId) -> Result<(), StoreError> {
-        self.op()?;
+        self.count_op()?;
         self.state.check_writer(writer_epoch)?;
         self.state.cluster.deleted.insert(bucket);
         Ok(())
@@ -126,5 +128,27 @@ impl Store for MemStore {
 
     fn inspect(&self) -> Option<&PersistedState> {
         Some(&self.state)
+    }
+}
+
+/// All or nothing, and one store operation: `fail_nth_op` and `fail_all` fail a batch as they
+/// fail any other operation, with nothing applied.
+impl BatchStore for MemStore {
+    fn max_batch(&self) -> usize {
+        usize::MAX
+    }
+
+    fn write_batch(
+        &mut self,
+        writer_epoch: Epoch,
+        writes: &[BatchedWrite],
+    ) -> Result<(), StoreError> {
+        self.count_op()?;
+        let state = self.state_mut();
+        state.check_writer(writer_epoch)?;
+        for w in writes {
+            w.apply(state);
+        }
+        Ok(())
     }
 }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::types::{BucketId, BucketRecord, Epoch, TaskNode};
 
+pub mod batch;
 pub mod mem;
 
 /// The cluster part of the persisted state: what the coordinator context caches.

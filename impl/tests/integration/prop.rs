@@ -260,7 +260,7 @@ impl World {
                         srv.views
                             .iter()
                             .filter(|(_, v)| v.leader == Some(*s))
-                            .map(|(b, _)| (*s, *b))
+                            .map(|(b, _)| (*s, b))
                     })
                     .collect();
                 for (s, b) in leaders {

@@ -35,7 +35,8 @@
 //! paged reads, populating a new store), `fenced` (the fenced multi-op and the one mapping of its
 //! failure to a port error) and `plan` (the plan's chunk nodes). This file holds the store
 //! itself: its caches, the glue that records and resolves a write in doubt, and the [`Store`]
-//! implementation.
+//! implementation; `batch` adds group commit (many writes in one fenced multi-op,
+//! [`rebalance_manager::BatchStore`]) on top of its caches.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -46,6 +47,7 @@ use zookeeper_client as zk;
 use rebalance_manager::store::{ClusterState, PersistedState, Store, StoreError};
 use rebalance_manager::{BucketId, BucketRecord, Epoch, Plan, TaskNode};
 
+mod batch;
 pub mod codec;
 mod doubt;
 mod error;
@@ -62,6 +64,11 @@ use fenced::{Op, WriteFail};
 use layout::{check_root, persistent, read_children, read_root_header, Layout};
 pub use session::parse_addr;
 use session::Session;
+
+/// The most writes in one multi-op of group commit (`batch.rs`): a bucket node's path and data
+/// are about 200 bytes, so a full batch stays near 200 KB, well inside ZooKeeper's 1 MiB request
+/// bound (`jute.maxbuffer`).
+pub const MAX_BATCH_WRITES: usize = 1000;
 
 /// The default root node.
 pub const DEFAULT_ROOT: &str = "/fluss-rebalance";
@@ -112,6 +119,9 @@ pub struct ZkStore {
     deleted: BTreeSet<BucketId>,
     task: TaskCache,
     in_doubt: Option<InDoubt>,
+    /// A batch whose answer was lost (`write_batch`): it may have landed, and no single-node
+    /// undo can take a batch back, so the store refuses everything until it is reopened.
+    batch_in_doubt: Option<String>,
     acknowledged_writes: u64,
 }
 
@@ -144,6 +154,7 @@ impl ZkStore {
             deleted: BTreeSet::new(),
             task: TaskCache::Unknown,
             in_doubt: None,
+            batch_in_doubt: None,
             acknowledged_writes: 0,
         };
         store
@@ -325,6 +336,9 @@ impl ZkStore {
 
     /// Before every store operation: a session, and no write in doubt.
     fn prepare(&mut self) -> Result<(), StoreError> {
+        if let Some(why) = &self.batch_in_doubt {
+            return Err(StoreError::Poisoned(why.clone()));
+        }
         self.session.ensure_connected()?;
         if let Some(doubt) = self.in_doubt.clone() {
             self.resolve(doubt)?;

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::core::bucket_map::BucketMap;
 use crate::core::types::{BucketId, BucketRecord, Observed, PlanEntry, PlanKind, ServerId};
 use crate::store::ClusterState;
 
@@ -11,7 +12,7 @@ use crate::store::ClusterState;
 #[derive(Clone, Debug)]
 pub(crate) struct Context {
     pub live: BTreeSet<ServerId>,
-    pub buckets: BTreeMap<BucketId, BucketRecord>,
+    pub buckets: BucketMap<BucketRecord>,
     pub deleted: BTreeSet<BucketId>,
     /// Index server -> buckets assigned to it, so that R19/R20 visit only the crashed or
     /// restarted server's buckets instead of scanning the cluster.
@@ -28,30 +29,36 @@ impl Context {
         }
         Context {
             live,
-            buckets: cluster.buckets,
+            buckets: cluster.buckets.into_iter().collect(),
             deleted: cluster.deleted,
             replicas_of,
         }
     }
 
-    /// Write-through: called only after the store accepted `rec`.
+    /// Write-through: called only after the store accepted `rec`. The server index changes only
+    /// where the assignment does (most writes change the leader or the ISR only).
     pub fn set_bucket(&mut self, b: BucketId, rec: BucketRecord) {
-        if let Some(old) = self.buckets.get(&b) {
-            for s in &old.assignment {
-                if !rec.assignment.contains(s) {
-                    if let Some(set) = self.replicas_of.get_mut(s) {
-                        set.remove(&b);
-                        if set.is_empty() {
-                            self.replicas_of.remove(s);
-                        }
+        let old = self.buckets.insert(b, rec);
+        let rec = &self.buckets[&b];
+        let old_assignment = old.as_ref().map_or(&[][..], |o| &o.assignment[..]);
+        if old_assignment == &rec.assignment[..] {
+            return;
+        }
+        for s in old_assignment {
+            if !rec.assignment.contains(s) {
+                if let Some(set) = self.replicas_of.get_mut(s) {
+                    set.remove(&b);
+                    if set.is_empty() {
+                        self.replicas_of.remove(s);
                     }
                 }
             }
         }
         for s in &rec.assignment {
-            self.replicas_of.entry(*s).or_default().insert(b);
+            if !old_assignment.contains(s) {
+                self.replicas_of.entry(*s).or_default().insert(b);
+            }
         }
-        self.buckets.insert(b, rec);
     }
 
     /// `deleted[b]`; a bucket the coordinator has no record of counts as deleted (Fluss treats a
@@ -91,9 +98,10 @@ impl Context {
             .all(|s| self.live.contains(s) && rec.lai.isr.contains(s))
     }
 
-    /// `final_state(b)`.
+    /// `final_state(b)`, for `rec`, the bucket's cached record (so it is not missing: only the
+    /// deleted marker is looked up).
     pub fn final_state(&self, b: BucketId, rec: &BucketRecord, e: &PlanEntry) -> bool {
-        !self.is_deleted(b)
+        !self.deleted.contains(&b)
             && at_target(rec, e)
             && self.targets_live(e)
             && rec.lai.leader.is_some_and(|l| e.trs.contains(&l))

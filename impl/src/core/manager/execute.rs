@@ -131,7 +131,7 @@ impl<S: Store> Manager<S> {
             }
         } else if self.ctx.caught_up(rec, e) {
             self.phase_b(b) // R7.3
-        } else if rec.assignment == e.rs() {
+        } else if e.is_rs(&rec.assignment) {
             // R7.4: retry Phase A: resend, no write, no epoch bump (F6).
             self.send_current(b);
             Ok(())

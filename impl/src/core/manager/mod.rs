@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
+use crate::core::bucket_map::BucketMap;
 use crate::core::config::{Config, ConfigError};
 use crate::core::effects::{Effect, Event, Input, Nli};
 use crate::core::progress::StatusCounts;
@@ -70,7 +71,7 @@ pub struct Manager<S> {
     pub(crate) overall: Option<OverallStatus>,
     pub(crate) plan: Arc<Plan>,
     /// `status[b]` for every plan bucket (with its plan index and kind).
-    pub(crate) plan_buckets: BTreeMap<BucketId, PlanBucket>,
+    pub(crate) plan_buckets: BucketMap<PlanBucket>,
     /// Buckets per status, so "no bucket in progress" (spec 3.2, `has_in_progress`) is O(1)
     /// instead of a pass over the plan (NOTES.md, "Scale").
     pub(crate) counts: StatusCounts,
@@ -122,7 +123,7 @@ impl<S: Store> Manager<S> {
             rid: None,
             overall: None,
             plan: Arc::new(Plan::default()),
-            plan_buckets: BTreeMap::new(),
+            plan_buckets: BucketMap::new(),
             counts: StatusCounts::default(),
             pending: VecDeque::new(),
             attempts: BTreeMap::new(),
@@ -158,6 +159,15 @@ impl<S: Store> Manager<S> {
 
     /// Like [`Manager::handle`], appending the effects to `out` (lets a host reuse a buffer).
     pub fn handle_into(&mut self, now_ms: u64, input: Input, out: &mut Vec<Effect>) {
+        // The rules emit straight into the caller's buffer: swapped in for the step and back out
+        // after it, so the effects are neither copied nor grown in a second vector.
+        std::mem::swap(&mut self.out, out);
+        self.step(now_ms, input);
+        std::mem::swap(&mut self.out, out);
+        self.debug_check();
+    }
+
+    fn step(&mut self, now_ms: u64, input: Input) {
         self.now_ms = self.now_ms.max(now_ms);
         // An Abort has already done what R8 asks (stop, keep what was done); nothing to add.
         let _: StepResult = match input {
@@ -185,8 +195,6 @@ impl<S: Store> Manager<S> {
             Input::ServerRestarted(s) => self.on_server_restarted(s),
             Input::BucketDeleted(b) => self.on_bucket_deleted(b),
         };
-        out.append(&mut self.out);
-        self.debug_check();
     }
 
     /// The store (read-only).
@@ -323,15 +331,19 @@ impl<S: Store> Manager<S> {
             return;
         };
         let exec_key = self.attempts.get(&b).map(|a| a.key);
-        let mut to: Vec<ServerId> = rec
+        // Ascending server order without a vector: the members in increasing order, each once.
+        let mut last = None;
+        while let Some(s) = rec
             .assignment
             .iter()
             .copied()
-            .filter(|s| self.ctx.live.contains(s))
-            .collect();
-        to.sort_unstable();
-        to.dedup();
-        for s in to {
+            .filter(|s| last.is_none_or(|l| *s > l))
+            .min()
+        {
+            last = Some(s);
+            if !self.ctx.live.contains(&s) {
+                continue;
+            }
             self.out.push(Effect::SendNli(Nli {
                 to: s,
                 bucket: b,

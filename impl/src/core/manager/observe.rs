@@ -17,7 +17,7 @@ impl<S: Store> Manager<S> {
             buckets: self
                 .plan_buckets
                 .iter()
-                .map(|(b, s)| (*b, s.status))
+                .map(|(b, s)| (b, s.status))
                 .collect(),
             counts: self.counts,
         }
@@ -69,7 +69,7 @@ impl<S: Store> Manager<S> {
             status: self
                 .plan_buckets
                 .iter()
-                .map(|(b, s)| (*b, s.status))
+                .map(|(b, s)| (b, s.status))
                 .collect(),
             pending: self
                 .pending
