@@ -347,7 +347,7 @@ fn group_commit_replays_and_walks_and_says_how_it_batches() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_says(
         &stdout,
-        &["ci-leader: model and manager agree on every edge: 20104 states, 87899 edges"],
+        &["ci-leader: model and manager agree on every edge: 10178 states, 33223 edges"],
     );
     let (code, _, stderr) = cli(&[
         "exhaustive",
