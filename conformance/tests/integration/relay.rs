@@ -219,7 +219,7 @@ fn a_walk_of_tiny_agrees_through_the_python_relay_with_its_snapshots() {
         ]));
     let took = started.elapsed();
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    assert_says(&stdout, &["agree on every edge: 915 states, 3201 edges"]);
+    assert_says(&stdout, &["agree on every edge: 366 states, 930 edges"]);
     let (counts, runs) = totals(&stats);
     assert_eq!(runs, 1);
     println!(
