@@ -69,13 +69,17 @@ pub fn nli_redundant(s: &SystemState, m: &Nli) -> bool {
     if *s.view(m.to, m.bucket) != Some(adopted) {
         return false;
     }
-    let answer = Message::NliResponse(NliResponse {
+    s.network.binary_search(&ok_answer(m)).is_ok()
+}
+
+/// The successful answer a server sends when it adopts `m` (R22).
+pub fn ok_answer(m: &Nli) -> Message {
+    Message::NliResponse(NliResponse {
         from: m.to,
         bucket: m.bucket,
         ok: true,
         context: m.context(),
-    });
-    s.network.binary_search(&answer).is_ok()
+    })
 }
 
 /// Whether delivering this Nli changes nothing now, and so ever: R22 refuses an Nli from an

@@ -15,7 +15,7 @@ use crate::action::Action;
 use crate::bug::{Bug, BugSet};
 use crate::config::Config;
 use crate::environment;
-use crate::message::{AdjustIsrResult, Message, NliResponse};
+use crate::message::{AdjustIsrResult, Message};
 use crate::model::RebalanceModel;
 use crate::state::SystemState;
 use crate::types::{BucketId, ServerId};
@@ -165,13 +165,11 @@ fn stubborn(state: &SystemState, (server, bucket): Replica) -> bool {
                     return false;
                 }
                 // P4: its answer is not already in flight (a second one would be absorbed).
-                let answer = Message::NliResponse(NliResponse {
-                    from: n.to,
-                    bucket: n.bucket,
-                    ok: true,
-                    context: n.context(),
-                });
-                if state.network.binary_search(&answer).is_ok() {
+                if state
+                    .network
+                    .binary_search(&environment::ok_answer(n))
+                    .is_ok()
+                {
                     return false;
                 }
                 // P5: while a loss can come, only a request the coordinator can never send

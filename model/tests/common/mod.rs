@@ -92,3 +92,17 @@ pub fn find(
     }
     panic!("no reachable state of the kind asked for");
 }
+
+/// A verdict's kind, without its counterexample's or example's length: what two searches of the
+/// same configuration must agree on (superseded.rs, por.rs).
+#[allow(dead_code)]
+pub fn verdict_kind(v: &rebalance_model::check::checker::Verdict) -> &'static str {
+    use rebalance_model::check::checker::Verdict;
+    match v {
+        Verdict::Holds => "holds",
+        Verdict::Violated(_) => "violated",
+        Verdict::ExampleFound(_) => "example found",
+        Verdict::NoExample => "no example",
+        Verdict::NotApplicable(_) => "n/a",
+    }
+}

@@ -17,7 +17,7 @@
 //! CI runs the presets of `CI_PRESETS`; `POR_PRESETS=all` runs every CI preset but the three of
 //! `WHOLE_TOO_LARGE` (`scripts/scheduled-checks.sh` does), `POR_PRESETS=a,b` the presets named.
 
-use rebalance_model::check::checker::{check, CheckOptions, Verdict};
+use rebalance_model::check::checker::{check, CheckOptions};
 use rebalance_model::check::por::{self, measure, stubborn_replica, Setup};
 use rebalance_model::check::walk;
 use rebalance_model::presets::ci_preset_names;
@@ -65,18 +65,6 @@ fn coordinator_side(s: &SystemState) -> u64 {
     )
         .hash(&mut h);
     h.finish()
-}
-
-/// A verdict's kind: its counterexample's or example's length is not compared (shortest
-/// counterexamples are searched on the whole graph either way, spec 9).
-fn kind(v: &Verdict) -> &'static str {
-    match v {
-        Verdict::Holds => "holds",
-        Verdict::Violated(_) => "violated",
-        Verdict::ExampleFound(_) => "example found",
-        Verdict::NoExample => "no example",
-        Verdict::NotApplicable(_) => "n/a",
-    }
 }
 
 /// A state's fingerprint without its last-step facts: which step came last is all a reordering
@@ -225,7 +213,7 @@ fn compare(name: &str, config: Config, bugs: BugSet) -> Option<(usize, usize)> {
         check(m, &CheckOptions::dfs(2))
             .verdicts
             .iter()
-            .map(|(p, v)| (*p, kind(v)))
+            .map(|(p, v)| (*p, crate::common::verdict_kind(v)))
             .collect()
     };
     assert_eq!(

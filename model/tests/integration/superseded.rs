@@ -10,28 +10,20 @@
 //! (scripts/scheduled-checks.sh does).
 
 use rebalance_model::bug::Bug;
-use rebalance_model::check::checker::{check, CheckOptions, Verdict};
+use rebalance_model::check::checker::{check, CheckOptions};
 use rebalance_model::check::cycle::fair_cycles_for_goals;
 use rebalance_model::check::shortest::first_discoveries;
 use rebalance_model::presets::ci_preset_names;
 use rebalance_model::{preset, BugSet, Config, RebalanceModel};
 
-/// The verdict's kind, without its counterexample or example length (those may differ: the
-/// reduction can make a shortest path shorter by removing a delivery it needed).
-fn kind(v: &Verdict) -> &'static str {
-    match v {
-        Verdict::Holds => "holds",
-        Verdict::Violated(_) => "violated",
-        Verdict::ExampleFound(_) => "example found",
-        Verdict::NoExample => "no example",
-        Verdict::NotApplicable(_) => "n/a",
-    }
-}
-
 fn verdicts(config: Config, bugs: BugSet) -> Vec<(&'static str, &'static str)> {
     let model = RebalanceModel::new(config, bugs);
     let report = check(&model, &CheckOptions::dfs(2));
-    report.verdicts.iter().map(|(p, v)| (*p, kind(v))).collect()
+    report
+        .verdicts
+        .iter()
+        .map(|(p, v)| (*p, crate::common::verdict_kind(v)))
+        .collect()
 }
 
 #[test]
