@@ -13,7 +13,11 @@ fn a_suite_covers_what_it_says_with_expectations_that_hold_and_can_fail() {
     let config = preset("ci-leader").unwrap();
     let s = suite::build("ci-leader", &config);
     assert_eq!(s, suite::build("ci-leader", &config), "deterministic");
-    assert_eq!(s.states, common::pinned("ci-leader"), "the suite is built on the reduced graph");
+    assert_eq!(
+        s.states,
+        common::pinned("ci-leader"),
+        "the suite is built on the reduced graph"
+    );
     let all: BTreeSet<String> = Goal::all().iter().map(Goal::label).collect();
     let covered: BTreeSet<String> = s.covered.iter().cloned().collect();
     let unreachable: BTreeSet<String> = s.unreachable.iter().cloned().collect();
