@@ -201,6 +201,40 @@ fn the_configuration_files_load() {
     }
 }
 
+/// The pieces `full`'s size is projected from (docs/measurements.md) are `full` itself cut to
+/// bucket 0's move, with no fault or exactly one of its faults: if `full` changes, they must too.
+#[test]
+fn the_pieces_of_full_are_full_cut_to_one_bucket_and_at_most_one_fault() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/full-pieces");
+    let full = preset("full").unwrap();
+    let faults: [(&str, fn(&mut rebalance_model::Budgets) -> &mut u8); 7] = [
+        ("cancel", |b| &mut b.cancel),
+        ("coordinator-crash", |b| &mut b.coordinator_crash),
+        ("server-crash", |b| &mut b.server_crash),
+        ("store-failure", |b| &mut b.store_failure),
+        ("message-loss", |b| &mut b.message_loss),
+        ("message-duplication", |b| &mut b.message_duplication),
+        ("bucket-deletion", |b| &mut b.bucket_deletion),
+    ];
+    let mut cut = full.clone();
+    cut.buckets.truncate(1);
+    cut.plan.retain(|t| t.bucket == 0);
+    for (_, budget) in &faults {
+        *budget(&mut cut.budgets) = 0;
+    }
+    for (name, budget) in faults.iter().map(|(n, b)| (*n, Some(b))).chain([("none", None)]) {
+        let path = dir.join(format!("bucket0-{name}.json"));
+        let piece = Config::from_json_file(&path).unwrap_or_else(|e| panic!("{e}"));
+        let mut expected = cut.clone();
+        if let Some(budget) = budget {
+            *budget(&mut expected.budgets) = *budget(&mut full.clone().budgets);
+            assert_eq!(*budget(&mut expected.budgets), 1, "{name}: `full` has it once");
+        }
+        expected.description = piece.description.clone();
+        assert_eq!(piece, expected, "{}", path.display());
+    }
+}
+
 #[test]
 fn step_reports_reply_store_ops_and_rules() {
     let model = RebalanceModel::new(preset("ci-store").unwrap(), BugSet::none());
