@@ -222,13 +222,21 @@ fn the_pieces_of_full_are_full_cut_to_one_bucket_and_at_most_one_fault() {
     for (_, budget) in &faults {
         *budget(&mut cut.budgets) = 0;
     }
-    for (name, budget) in faults.iter().map(|(n, b)| (*n, Some(b))).chain([("none", None)]) {
+    for (name, budget) in faults
+        .iter()
+        .map(|(n, b)| (*n, Some(b)))
+        .chain([("none", None)])
+    {
         let path = dir.join(format!("bucket0-{name}.json"));
         let piece = Config::from_json_file(&path).unwrap_or_else(|e| panic!("{e}"));
         let mut expected = cut.clone();
         if let Some(budget) = budget {
             *budget(&mut expected.budgets) = *budget(&mut full.clone().budgets);
-            assert_eq!(*budget(&mut expected.budgets), 1, "{name}: `full` has it once");
+            assert_eq!(
+                *budget(&mut expected.budgets),
+                1,
+                "{name}: `full` has it once"
+            );
         }
         expected.description = piece.description.clone();
         assert_eq!(piece, expected, "{}", path.display());
