@@ -7,6 +7,8 @@ usage() {
     cat <<'TEXT'
 usage: scripts/with-zookeeper.sh scripts/group-commit-figures.sh [--sizes "N ..."] [--slots K]
                                                                  [--batch N] [--latency-ms L]
+                                                                 [--stores "file zk"]
+                                                                 [--hosts "single group"]
 
 For each size (default "10000 100000 1000000") and each store (a fresh FileStore directory, and a
 fresh root on the ZooKeeper server at $ZK_ADDR), runs `cluster` twice, each with a coordinator
@@ -19,7 +21,9 @@ crash after 3 x size inputs:
 and prints one markdown table row per run: wall time, inputs, the core's store writes and their
 rate, the durable operations (fsyncs or multi-ops) and their rate, the mean and 99th percentile
 time from taking an input to releasing its effects, and the recovery time after the crash. Then
-the ratio of the two runs' wall times per size and store. The output of every run is kept under
+the ratio of the two runs' wall times per size and store. --stores and --hosts pick some of the
+runs (for example `--sizes 1000000 --stores zk --hosts group` for one row); a ratio is printed
+only where both runs of a size and store ran. The output of every run is kept under
 a temporary directory, printed at the end.
 
 Run it under scripts/with-zookeeper.sh, with ZK_HEAP=2g for a million buckets. One write at a time
@@ -31,6 +35,8 @@ sizes="10000 100000 1000000"
 slots=1000
 batch=1000
 latency=5
+stores="file zk"
+hosts="single group"
 while [ $# -gt 0 ]; do
     case "$1" in
     -h | --help) usage; exit 0 ;;
@@ -38,13 +44,21 @@ while [ $# -gt 0 ]; do
     --slots) slots="${2:-}"; shift 2 ;;
     --batch) batch="${2:-}"; shift 2 ;;
     --latency-ms) latency="${2:-}"; shift 2 ;;
+    --stores) stores="${2:-}"; shift 2 ;;
+    --hosts) hosts="${2:-}"; shift 2 ;;
     *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 for n in $sizes $slots $batch $latency; do
     [[ "$n" =~ ^[0-9]+$ ]] || { echo "error: not a number: $n (see --help)" >&2; exit 2; }
 done
-[ -n "${ZK_ADDR:-}" ] || { echo "error: ZK_ADDR unset: run under scripts/with-zookeeper.sh" >&2; exit 2; }
+for s in $stores; do
+    [[ "$s" =~ ^(file|zk)$ ]] || { echo "error: a store is file or zk, not \`$s\` (see --help)" >&2; exit 2; }
+done
+for h in $hosts; do
+    [[ "$h" =~ ^(single|group)$ ]] || { echo "error: a host is single or group, not \`$h\` (see --help)" >&2; exit 2; }
+done
+[[ " $stores " != *" zk "* ]] || [ -n "${ZK_ADDR:-}" ] || { echo "error: ZK_ADDR unset: run under scripts/with-zookeeper.sh" >&2; exit 2; }
 
 cd "$(dirname "$0")/.."
 cargo build --release -q -p rebalance-stores --example cluster
@@ -55,8 +69,8 @@ echo "|---|---|---|---|---|---|---|---|---|"
 # The value after a summary line's label (the line's second column onward).
 field() { grep -E "^$1 " "$2" | sed -E "s/^$1 +//"; }
 for n in $sizes; do
-    for store in file zk; do
-        for host in single group; do
+    for store in $stores; do
+        for host in $hosts; do
             out="$work/$n-$store-$host.txt"
             if [ "$store" = file ]; then
                 where=(--store "file:$work/store-$n-$host")
@@ -86,7 +100,7 @@ for n in $sizes; do
 done
 echo
 for n in $sizes; do
-    for store in file zk; do
+    for store in $stores; do
         a="$work/$n-$store-single.txt" b="$work/$n-$store-group.txt"
         if [ -s "$a" ] && [ -s "$b" ]; then
             ta=$(field time "$a" | cut -d' ' -f1) tb=$(field time "$b" | cut -d' ' -f1)
