@@ -45,7 +45,6 @@ if [ ${#configs[@]} -eq 0 ]; then
     configs+=(
         model/configs/three-buckets-tracked2-inflight2.json
         model/configs/rf3-overlap-server-crash.json
-        model/configs/rf2-crash-cancel-coordinator-crash.json
         model/configs/rf3-two-buckets-all-faults.json
         full
     )

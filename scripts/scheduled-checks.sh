@@ -55,14 +55,14 @@ cd "$(dirname "$0")/.."
 if [ ${#configs[@]} -eq 0 ]; then
     # The reduction drops a file's max_network bound and superseded-request collection, so the
     # files that were bounded or collected variants of a preset (rf2-isr-cancel-crash-net4,
-    # rf3-overlap-crash-loss, rf2-move-server-crash) are that preset now, and
-    # tracked2-inflight2-net4 is three-buckets-tracked2-inflight2; they are not run twice.
+    # rf2-crash-cancel-coordinator-crash, rf3-overlap-crash-loss, rf2-move-server-crash) are that
+    # preset now, and tracked2-inflight2-net4 is three-buckets-tracked2-inflight2; they are not
+    # run twice (model/tests/integration/api.rs checks that they are the same).
     configs=(
         ci-rf2-isr-cancel-crash
         ci-rf3-crash-loss
         ci-tracked2
         model/configs/rf3-overlap-server-crash.json
-        model/configs/rf2-crash-cancel-coordinator-crash.json
         model/configs/three-buckets-tracked2-inflight2.json
         model/configs/rf3-two-buckets-all-faults.json
         full

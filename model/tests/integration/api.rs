@@ -202,9 +202,10 @@ fn the_configuration_files_load() {
 }
 
 /// The pieces `full`'s size is projected from (docs/measurements.md) are `full` itself cut to
-/// bucket 0's move, with no fault or exactly one of its faults: if `full` changes, they must too.
+/// bucket 0's move, with no fault or exactly one of its faults, and to buckets 0 and 1 with no
+/// fault: if `full` changes, they must too.
 #[test]
-fn the_pieces_of_full_are_full_cut_to_one_bucket_and_at_most_one_fault() {
+fn the_pieces_of_full_are_full_cut_down() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/full-pieces");
     let full = preset("full").unwrap();
     let faults: [(&str, fn(&mut rebalance_model::Budgets) -> &mut u8); 7] = [
@@ -241,6 +242,17 @@ fn the_pieces_of_full_are_full_cut_to_one_bucket_and_at_most_one_fault() {
         expected.description = piece.description.clone();
         assert_eq!(piece, expected, "{}", path.display());
     }
+    // The piece that measures what a second bucket multiplies by: buckets 0 and 1, no fault.
+    let mut two = full.clone();
+    two.buckets.truncate(2);
+    two.plan.retain(|t| t.bucket <= 1);
+    for (_, budget) in &faults {
+        *budget(&mut two.budgets) = 0;
+    }
+    let path = dir.join("buckets01-none.json");
+    let piece = Config::from_json_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    two.description = piece.description.clone();
+    assert_eq!(piece, two, "{}", path.display());
 }
 
 #[test]
@@ -420,4 +432,63 @@ fn durations_beyond_the_tick_limit_name_a_tick_that_fits() {
     let c = Config::from_json_str(&v.to_string()).unwrap();
     assert_eq!(c.task_timeout_ticks, 3);
     assert_eq!(c.no_progress_timeout_ticks, 6);
+}
+
+/// The files docs/model.md and `scripts/scheduled-checks.sh` call "the same graph as" a preset
+/// or another file once the reduction has put them in the form P0 needs (spec 9): they are not
+/// run twice, which is only right while this holds.
+#[test]
+fn older_files_in_reduction_form_are_the_configurations_they_are_said_to_be() {
+    use rebalance_model::check::por;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let file = |name: &str| {
+        Config::from_json_file(&dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let reduction_form = |mut c: Config| {
+        c.description = String::new();
+        por::reduced(c, BugSet::none()).0.config
+    };
+    let same = [
+        (
+            "rf3-overlap-crash-loss.json",
+            preset("ci-rf3-crash-loss").unwrap(),
+        ),
+        (
+            "rf2-isr-cancel-crash-net4.json",
+            preset("ci-rf2-isr-cancel-crash").unwrap(),
+        ),
+        (
+            "rf2-crash-cancel-coordinator-crash.json",
+            preset("ci-rf2-isr-cancel-crash").unwrap(),
+        ),
+        (
+            "rf2-move-server-crash.json",
+            preset("ci-rf2-server-crash").unwrap(),
+        ),
+        (
+            "tracked2-inflight2-net4.json",
+            file("three-buckets-tracked2-inflight2.json"),
+        ),
+    ];
+    for (name, is) in same {
+        assert_eq!(reduction_form(file(name)), reduction_form(is), "{name}");
+    }
+    // And the files still run on their own are not one of those.
+    let presets = [
+        "ci-rf3-crash-loss",
+        "ci-rf2-isr-cancel-crash",
+        "ci-rf2-server-crash",
+    ];
+    for name in [
+        "rf3-overlap-server-crash.json",
+        "three-buckets-tracked2-inflight2.json",
+    ] {
+        for p in presets {
+            assert_ne!(
+                reduction_form(file(name)),
+                reduction_form(preset(p).unwrap()),
+                "{name}"
+            );
+        }
+    }
 }
