@@ -208,7 +208,8 @@ fn the_configuration_files_load() {
 fn the_pieces_of_full_are_full_cut_down() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/full-pieces");
     let full = preset("full").unwrap();
-    let faults: [(&str, fn(&mut rebalance_model::Budgets) -> &mut u8); 7] = [
+    type Budget = fn(&mut rebalance_model::Budgets) -> &mut u8;
+    let faults: [(&str, Budget); 7] = [
         ("cancel", |b| &mut b.cancel),
         ("coordinator-crash", |b| &mut b.coordinator_crash),
         ("server-crash", |b| &mut b.server_crash),
@@ -442,7 +443,7 @@ fn older_files_in_reduction_form_are_the_configurations_they_are_said_to_be() {
     use rebalance_model::check::por;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
     let file = |name: &str| {
-        Config::from_json_file(&dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+        Config::from_json_file(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
     };
     let reduction_form = |mut c: Config| {
         c.description = String::new();
