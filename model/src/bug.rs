@@ -63,10 +63,19 @@ pub enum Bug {
     /// the move decision table reads the store where Fluss reads ZooKeeper, and its retry of
     /// Phase A rewrites the union into the store (spec 8, D15).
     SplitBucketWrites,
+    /// This spec before finding F22: R5 sends nothing when the election keeps the current
+    /// leader, so a leader whose request was lost, or whose proposal was refused after it
+    /// adopted a newer view, never hears from the coordinator again and the bucket waits for
+    /// its give-up. Only the progress check (spec 7.3, `no_give_up`) sees it, on a fair cycle.
+    NoResendOnKeptLeader,
+    /// This spec before finding F23 (F14's first consequence): R17 starts with empty retry
+    /// sets, so a liveness write that failed before a coordinator crash is never retried and a
+    /// bucket stays leaderless, or keeps a down server in its ISR, with every server up.
+    RepairsLostOnRestart,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 18] = [
+    pub const ALL: [Bug; 20] = [
         Bug::TimeoutCompletes,
         Bug::FinalNotPersisted,
         Bug::CancelBestEffort,
@@ -85,6 +94,8 @@ impl Bug {
         Bug::HashOrderRecovery,
         Bug::RecoveredShowsRebalancing,
         Bug::SplitBucketWrites,
+        Bug::NoResendOnKeptLeader,
+        Bug::RepairsLostOnRestart,
     ];
 
     pub fn name(self) -> &'static str {
@@ -107,6 +118,8 @@ impl Bug {
             Bug::HashOrderRecovery => "hash-order-recovery",
             Bug::RecoveredShowsRebalancing => "recovered-shows-rebalancing",
             Bug::SplitBucketWrites => "split-bucket-writes",
+            Bug::NoResendOnKeptLeader => "no-resend-on-kept-leader",
+            Bug::RepairsLostOnRestart => "repairs-lost-on-restart",
         }
     }
 
@@ -133,6 +146,9 @@ impl Bug {
             Bug::HashOrderRecovery => "INV-NO-STRAY-UNION",
             Bug::RecoveredShowsRebalancing => "INV-SLOT",
             Bug::SplitBucketWrites => "INV-CANCEL-NO-NEW-WORK",
+            // On a fair cycle of the progress check.
+            Bug::NoResendOnKeptLeader => "LIVE-PROGRESS",
+            Bug::RepairsLostOnRestart => "LIVE-METADATA-REPAIRED",
         }
     }
 
@@ -151,6 +167,8 @@ impl Bug {
                 | Bug::CancelAfterRestart
                 | Bug::RecoveryOrder
                 | Bug::UntouchedAfterCancel
+                | Bug::NoResendOnKeptLeader
+                | Bug::RepairsLostOnRestart
         )
     }
 
@@ -160,7 +178,13 @@ impl Bug {
     /// [`crate::check::shortest::bug_counterexample`] has none; its counterexample is a lasso
     /// ([`crate::check::cycle::fair_cycles`]).
     pub fn found_by_cycle_search(self) -> bool {
-        matches!(self, Bug::EndlessReconcile)
+        matches!(self, Bug::EndlessReconcile | Bug::NoResendOnKeptLeader)
+    }
+
+    /// Whether this switch is caught only by the progress check (spec 7.3, `no_give_up`):
+    /// with give-ups on, the bucket it strands ends FAILED, which every other goal allows.
+    pub fn needs_progress_check(self) -> bool {
+        matches!(self, Bug::NoResendOnKeptLeader)
     }
 
     /// The Fluss-as-written switches, in the order of [`Bug::ALL`].

@@ -168,6 +168,13 @@ pub struct Config {
     /// off, since a real network delivers such a resend a second time.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub absorb_redundant_nli: bool,
+    /// The progress check of spec 7.3 (`check --no-give-up`): R14.3 never gives a bucket up,
+    /// and a crashed server's restart is obligatory (the faults stop), so LIVE-PROGRESS decides
+    /// whether every bucket reaches COMPLETED, or CANCELED after a cancel, without a give-up.
+    /// The ages only R14.3 reads stay at 0, and `reconciles` stops where the backoff reaches its
+    /// cap, so the graph stays finite without the give-up's bound.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub no_give_up: bool,
 }
 
 fn is_false(b: &bool) -> bool {

@@ -599,7 +599,23 @@ impl RebalanceModel {
         self.candidate_actions(state, &mut candidates);
         candidates
             .iter()
-            .any(|a| a.is_obligatory() && self.step(state, a).is_some())
+            .any(|a| self.is_obligatory(a) && self.step(state, a).is_some())
+    }
+
+    /// Whether a fair run of this configuration must eventually take `a` while it stays
+    /// enabled (spec 7.3): [`Action::is_obligatory`], and under the progress check
+    /// (`no_give_up`) also a crashed server's restart: the faults stop, so every crashed
+    /// server comes back.
+    pub fn is_obligatory(&self, a: &Action) -> bool {
+        a.is_obligatory()
+            || self.config.no_give_up
+                && matches!(
+                    a,
+                    Action::RestartServer {
+                        fail_store_op: None,
+                        ..
+                    }
+                )
     }
 }
 

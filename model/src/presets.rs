@@ -37,6 +37,7 @@ fn base(description: &str, servers: u8, rf: u8) -> Config {
         collect_dead_messages: true,
         collect_superseded_nli: false,
         absorb_redundant_nli: true,
+        no_give_up: false,
     }
 }
 
@@ -289,6 +290,43 @@ const PRESETS: &[Preset] = &[
         // at its admission: the one CI preset where R4.1 fires (found when `Rule` gained a
         // variant per case label and the suites' cover test named R4.1 unreached).
         c.budgets.bucket_deletion = 1;
+        fast(c)
+    }),
+    ("ci-refused-leader", || {
+        let mut c = base(
+            "leader-only [0,1,2] -> [2,0,1], 2 outside the ISR; a server crash shrinks the ISR while the leader's proposal is in flight (F22)",
+            3,
+            3,
+        );
+        // Server 2 is up but not yet in the ISR, so leader 0 proposes it at once (R21) and the
+        // election over [2, 0, 1] keeps 0. Server 1's crash while that proposal is in flight
+        // shrinks the ISR (R19), the leader adopts the new view, and the coordinator's refusal
+        // of the older proposal (R18) parks it (R24): the shape the seeded simulation found
+        // (F20). Before F22 nothing ever sent that leader a newer request.
+        c.buckets = vec![BucketConfig {
+            isr: Some(vec![0, 1]),
+            ..bucket(&[0, 1, 2])
+        }];
+        c.plan = vec![target(0, &[2, 0, 1])];
+        c.budgets.server_crash = 1;
+        fast(c)
+    }),
+    ("ci-repair-after-crash", || {
+        let mut c = base(
+            "no rebalance; a leader's crash, its restart's election write failing, a coordinator crash (F23)",
+            2,
+            1,
+        );
+        // The liveness repairs across a coordinator crash (R17, R23.5), with nothing else: the
+        // sole replica's crash leaves bucket 0 leaderless (R19), the restart's election write
+        // fails (R8, R20), and the coordinator crashes before a tick retries it. No register
+        // budget, so every SOME-* is not applicable; LIVE-METADATA-REPAIRED is the point.
+        c.buckets = vec![bucket(&[0])];
+        c.plan = vec![target(0, &[1])];
+        c.budgets.register = 0;
+        c.budgets.server_crash = 1;
+        c.budgets.store_failure = 1;
+        c.budgets.coordinator_crash = 1;
         fast(c)
     }),
     ("ci-leader-crash", || {

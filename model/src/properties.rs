@@ -82,6 +82,11 @@ pub fn all() -> Vec<Property<M>> {
         Property::always("LIVE-METADATA-REPAIRED", |m: &M, s: &SystemState| {
             live_metadata_repaired(m, s) || !m.is_fair_end(s)
         }),
+        // Decided only by the progress check (`no_give_up`), where R14.3 is off and the faults
+        // stop; with give-ups on it is not applicable (`always_not_applicable`).
+        Property::always("LIVE-PROGRESS", |m: &M, s: &SystemState| {
+            !m.config.no_give_up || live_progress(m, s) || !m.is_fair_end(s)
+        }),
         // A liveness write (R19, R20) failed and waits for R23.5's retry: the situation
         // LIVE-METADATA-REPAIRED is about.
         Property::sometimes("SOME-LIVENESS-REPAIR-PENDING", |_: &M, s: &SystemState| {
@@ -173,13 +178,45 @@ pub fn all() -> Vec<Property<M>> {
     ]
 }
 
+/// Why property `p` is not applicable under this configuration, whatever its kind: for a
+/// `SOME-*` companion [`not_applicable`], for an `always` property [`always_not_applicable`].
+/// The check, its report and both Explorers read this one function.
+pub fn property_not_applicable(p: &Property<M>, config: &Config) -> Option<&'static str> {
+    match p.expectation {
+        stateright::Expectation::Sometimes => not_applicable(p.name, config),
+        _ => always_not_applicable(p.name, config),
+    }
+}
+
+/// Why an `always` property decides nothing under this configuration, or `None` when it is
+/// checked: LIVE-PROGRESS is the progress check's (spec 7.3), and with R14.3 on a bucket may
+/// give up with cause, which a fair end state cannot tell from a stranded one.
+pub fn always_not_applicable(name: &str, config: &Config) -> Option<&'static str> {
+    match name {
+        "LIVE-PROGRESS" if !config.no_give_up => {
+            Some("give-ups on: the progress check, check --no-give-up, decides it")
+        }
+        _ => None,
+    }
+}
+
 /// Why a `SOME-*` property cannot have an example under this configuration (its fault budget
 /// is zero), or `None` when an example is required.
 pub fn not_applicable(name: &str, config: &Config) -> Option<&'static str> {
     let b = &config.budgets;
     let moves = config.plan.len();
     match name {
+        // A liveness write fails with or without a rebalance (ci-repair-after-crash has none).
+        "SOME-LIVENESS-REPAIR-PENDING" if b.server_crash == 0 || b.store_failure == 0 => {
+            Some("needs server_crash and store_failure budgets")
+        }
+        "SOME-LIVENESS-REPAIR-PENDING" => None,
         _ if b.register == 0 => Some("no register budget"),
+        "SOME-GIVE-UP-FAILED" | "SOME-GIVE-UP-UNAVAILABLE" | "SOME-GIVE-UP-NO-PROGRESS"
+            if config.no_give_up =>
+        {
+            Some("the progress check has no give-up (no_give_up)")
+        }
         "SOME-CANCEL-DRAINS" if b.cancel == 0 => Some("no cancel budget"),
         "SOME-RECOVERED-COMPLETES" if b.coordinator_crash == 0 => {
             Some("no coordinator_crash budget")
@@ -230,9 +267,6 @@ pub fn not_applicable(name: &str, config: &Config) -> Option<&'static str> {
             Some("needs more plan buckets than max_inflight")
         }
         "SOME-FINALIZE-RETRIED" if b.store_failure == 0 => Some("no store_failure budget"),
-        "SOME-LIVENESS-REPAIR-PENDING" if b.server_crash == 0 || b.store_failure == 0 => {
-            Some("needs server_crash and store_failure budgets")
-        }
         "SOME-DELETED-COMPLETES" if b.bucket_deletion == 0 => Some("no bucket_deletion budget"),
         // A loss on a move counts too: `ci-rf3-loss` refuses an AdjustIsr with one message loss
         // and nothing else (found when an example for a companion called n/a became a CI
@@ -373,6 +407,7 @@ pub const COMPANIONS: &[(&str, &str)] = &[
     ("LIVE-FINAL-STORED", "SOME-FINALIZE-RETRIED"),
     ("LIVE-REGISTER-ACCEPTED", "SOME-GIVE-UP-FAILED"),
     ("LIVE-METADATA-REPAIRED", "SOME-LIVENESS-REPAIR-PENDING"),
+    ("LIVE-PROGRESS", "SOME-TIMEOUT-THEN-COMPLETED"),
 ];
 
 fn stored_status(s: &SystemState) -> Option<TaskStatus> {
@@ -530,15 +565,33 @@ pub fn live_goals() -> &'static [(&'static str, Goal)] {
         ("LIVE-FINAL-STORED", live_final_stored),
         ("LIVE-REGISTER-ACCEPTED", live_register_accepted),
         ("LIVE-METADATA-REPAIRED", live_metadata_repaired),
+        ("LIVE-PROGRESS", live_progress_goal),
     ]
 }
 
+/// LIVE-PROGRESS as a goal of the fair-cycle search: vacuous with give-ups on, as its property
+/// is not applicable there.
+fn live_progress_goal(m: &M, s: &SystemState) -> bool {
+    !m.config.no_give_up || live_progress(m, s)
+}
+
+/// Goal 8, progress (spec 7.3): every plan bucket of the current rebalance is COMPLETED, or
+/// CANCELED (which only a cancel makes), and none is in progress or FAILED; statuses copied from
+/// a recovered final task are exempt, as in INV-NO-STRAY-UNION (no rule of this run set them).
+fn live_progress(_: &M, s: &SystemState) -> bool {
+    let c = &s.coordinator;
+    s.ghost.final_recovered
+        || c.status
+            .iter()
+            .all(|(_, st)| matches!(st, BucketStatus::Completed | BucketStatus::Canceled))
+}
+
 /// Goal 7: the stored metadata of every bucket has caught up with the servers' liveness (R19,
-/// R20, and R23.5 after a failed write): a stored leader that is down has been replaced unless
-/// no live ISR member can take its place, and no assigned server that is down is left in the
-/// ISR while a member is live (R23.5's ISR keeps one member only when every member is down).
-/// Found by mutating R23.5's early return, which then dropped a pending repair silently
-/// (spec/findings.md F18).
+/// R20, and R23.5 after a failed write): a stored leader that is down or missing has been
+/// replaced unless no live ISR member can take its place, and no assigned server that is down
+/// is left in the ISR while a member is live (R23.5's ISR keeps one member only when every
+/// member is down). Found by mutating R23.5's early return, which then dropped a pending
+/// repair silently (spec/findings.md F18); the missing leader by the seeded simulation (F23).
 fn live_metadata_repaired(_: &M, s: &SystemState) -> bool {
     let live = s.coordinator.live;
     let meta = &s.store.buckets;
@@ -557,8 +610,10 @@ fn live_metadata_repaired(_: &M, s: &SystemState) -> bool {
             .isr
             .iter()
             .any(|x| live.contains(x) && assigned.contains(x));
-        let leader_down = lai.leader.is_some_and(|l| !live.contains(l));
-        !(some_live && down_in_isr || leader_down && could_lead)
+        // A missing leader counts as a down one (finding F23: the seeded simulation found a
+        // leaderless bucket with every server up, which a check of stored leaders alone missed).
+        let no_live_leader = lai.leader.is_none_or(|l| !live.contains(l));
+        !(some_live && down_in_isr || no_live_leader && could_lead)
     })
 }
 

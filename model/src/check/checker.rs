@@ -25,7 +25,8 @@ pub enum Verdict {
     ExampleFound(usize),
     /// A `sometimes` property has no example although the configuration allows one.
     NoExample,
-    /// A `sometimes` property whose fault budget is zero in this configuration.
+    /// A `sometimes` property whose fault budget is zero in this configuration, or an `always`
+    /// property this configuration does not decide (LIVE-PROGRESS with give-ups on).
     NotApplicable(&'static str),
 }
 
@@ -157,11 +158,14 @@ fn finish<C: Checker<RebalanceModel>>(
                     violated.push(p.name);
                     Verdict::Violated(None)
                 }
-                None => Verdict::Holds,
+                None => match properties::property_not_applicable(&p, &model.config) {
+                    Some(why) => Verdict::NotApplicable(why),
+                    None => Verdict::Holds,
+                },
             },
             Expectation::Sometimes => match found {
                 Some(path) => Verdict::ExampleFound(path.clone().into_actions().len()),
-                None => match properties::not_applicable(p.name, &model.config) {
+                None => match properties::property_not_applicable(&p, &model.config) {
                     Some(why) => Verdict::NotApplicable(why),
                     None => Verdict::NoExample,
                 },

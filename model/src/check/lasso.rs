@@ -71,7 +71,7 @@ impl Local {
                 let Some((next, _)) = model.step(s, &a) else {
                     continue;
                 };
-                if a.is_obligatory() {
+                if model.is_obligatory(&a) {
                     enabled.push(a);
                 }
                 if model.within_bound(&next) {

@@ -79,6 +79,12 @@ impl Step<'_> {
             return Ok(());
         };
         if Some(c) == lai.leader {
+            // The election keeps the current leader: no write (D3), but the current request
+            // again, so a leader whose request was lost or whose proposal was refused after it
+            // adopted a newer view hears from the coordinator (finding F22).
+            if !self.bug(Bug::NoResendOnKeptLeader) {
+                self.send_current(b);
+            }
             return Ok(());
         }
         let assignment = *self.assignment(b);

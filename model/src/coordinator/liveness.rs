@@ -85,15 +85,38 @@ impl Step<'_> {
                 continue;
             }
             let lai = self.lai(b);
-            let live = self.s.coordinator.live;
-            let isr = self.isr_without_down(b);
-            let leader = match lai.leader {
-                Some(l) if live.contains(l) => Some(l),
-                _ => self.first_live_in(b, isr),
-            };
+            let (leader, isr) = self.repaired(b);
             if (leader, isr) != (lai.leader, lai.isr) && self.liveness_write(b, leader, isr).is_ok()
             {
                 self.send_current(b);
+            }
+        }
+    }
+
+    /// R23.5's repair of `b` against the servers live now: the stored ISR without the assigned
+    /// servers that are down, and the stored leader if it is live, else the first live member
+    /// of the assignment in that ISR.
+    fn repaired(&self, b: BucketId) -> (Option<ServerId>, ServerSet) {
+        let lai = self.lai(b);
+        let isr = self.isr_without_down(b);
+        let leader = match lai.leader {
+            Some(l) if self.s.coordinator.live.contains(l) => Some(l),
+            _ => self.first_live_in(b, isr),
+        };
+        (leader, isr)
+    }
+
+    /// R17's re-derivation of the repairs (finding F23): every non-deleted bucket whose stored
+    /// leader and ISR R23.5 would change against the servers live at startup. Outside a failed
+    /// liveness write, R19 and R20 keep every bucket in that state; a write that failed before
+    /// the crash, or an input a lost batch took with it (spec 5, G3), leaves one out of it.
+    pub fn rederive_liveness_repairs(&mut self) {
+        for b in 0..self.config.bucket_count() {
+            if !self.deleted(b) {
+                let lai = self.lai(b);
+                if self.repaired(b) != (lai.leader, lai.isr) {
+                    self.s.coordinator.liveness_repairs.insert(b);
+                }
             }
         }
     }

@@ -21,6 +21,11 @@ impl Step<'_> {
         self.s.zombie = (self.s.budgets.zombie_steps > 0).then(|| Box::new(old));
         self.s.coordinator.recovery_pending = true;
         self.s.coordinator.recovery_queued = true;
+        // The retry sets were lost with the old incarnation; the repairs they held are read
+        // back from the store and the live servers (F23), the deletions are not (F14).
+        if !self.bug(Bug::RepairsLostOnRestart) {
+            self.rederive_liveness_repairs();
+        }
         self.enqueue(Event::Recover);
     }
 

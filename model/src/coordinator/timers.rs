@@ -7,6 +7,13 @@ use crate::bug::Bug;
 use crate::state::Event;
 use crate::types::{BucketStatus, Key, OverallStatus, PlanKind, RebalanceId, TaskStatus};
 
+/// The first `n` with `backoff(n)` at `max_reconcile_backoff` (at most 8, where the doubling
+/// stops): every later count schedules the same backoff.
+fn backoff_cap_reached_at(config: &crate::config::Config) -> u8 {
+    let cap = u32::from(config.max_reconcile_backoff_ticks);
+    (0..8u8).find(|n| (1u32 << n) >= cap).unwrap_or(8)
+}
+
 impl Step<'_> {
     /// R13 Timeout(key).
     pub fn on_timeout(&mut self, key: Key) -> Flow {
@@ -84,7 +91,10 @@ impl Step<'_> {
                 .is_some_and(|t| t > self.config.target_unavailable_timeout_ticks),
             no_progress: a.since_progress > self.config.no_progress_timeout_ticks,
         };
-        if (give_up.target_unavailable || give_up.no_progress) && !endless {
+        // The progress check (spec 7.3, `no_give_up`) never gives up: a bucket that cannot
+        // finish then stays tracked, which LIVE-PROGRESS and LIVE-TRACKED-FINISHES see.
+        let gives_up = !endless && !self.config.no_give_up;
+        if (give_up.target_unavailable || give_up.no_progress) && gives_up {
             self.fired(Rule::R14_3);
             self.out.gave_up = Some(give_up);
             return self.finish(b, BucketStatus::Failed);
@@ -101,6 +111,12 @@ impl Step<'_> {
         a.reconcile_in = next;
         if !endless {
             a.reconciles = n.saturating_add(1);
+            if self.config.no_give_up {
+                // Without the give-up nothing bounds the count; past the first backoff at the
+                // cap it changes nothing R14.4 computes (kept at 2 or more for
+                // SOME-BACKOFF-AT-CAP).
+                a.reconciles = a.reconciles.min(backoff_cap_reached_at(self.config).max(2));
+            }
         }
         // R14.5: the action.
         self.fired(Rule::R14_5);
@@ -169,10 +185,14 @@ impl Step<'_> {
             if st == Some(BucketStatus::Rebalancing) {
                 a.age = (a.age + 1).min(cfg.task_timeout_ticks + 1);
             } else {
-                a.since_progress = (a.since_progress + 1).min(cfg.no_progress_timeout_ticks + 1);
-                a.blocked_for = a
-                    .blocked_for
-                    .map(|t| (t + 1).min(cfg.target_unavailable_timeout_ticks + 1));
+                // R14.3 alone reads these two ages; the progress check has no R14.3.
+                if !cfg.no_give_up {
+                    a.since_progress =
+                        (a.since_progress + 1).min(cfg.no_progress_timeout_ticks + 1);
+                    a.blocked_for = a
+                        .blocked_for
+                        .map(|t| (t + 1).min(cfg.target_unavailable_timeout_ticks + 1));
+                }
                 a.reconcile_in = a.reconcile_in.saturating_sub(1);
             }
         }

@@ -279,9 +279,43 @@ pub fn effects(pre: &SystemState, post: &SystemState, out: &StepOutput) -> Strin
             parts.push(format!("sends {}", message(m)));
         }
     }
+    // A server's own state, where a step changed only that: a refused proposal (R24) parks
+    // the leader until a newer request, which a stranded bucket never gets (finding F22).
+    for (i, (v0, v1)) in pre.views.iter().zip(post.views.iter()).enumerate() {
+        let (Some(v0), Some(v1)) = (v0, v1) else {
+            continue;
+        };
+        let (server, bucket) = (
+            i / pre.store.buckets.lai.len(),
+            i % pre.store.buckets.lai.len(),
+        );
+        if v1.isr_rejected && !v0.isr_rejected {
+            parts.push(format!(
+                "s{server} marks its proposal for b{bucket} refused and waits for a newer request"
+            ));
+        } else if v1.isr != v0.isr
+            && v1.bucket_epoch != v0.bucket_epoch
+            && out.server_sent.is_empty()
+        {
+            parts.push(format!(
+                "s{server} adopts ISR {} for b{bucket} at bucket epoch {}",
+                render::json(&serde_json::json!(v1.isr)),
+                v1.bucket_epoch
+            ));
+        }
+    }
     if parts.is_empty() {
-        let aged = pre.coordinator.attempts != post.coordinator.attempts;
-        parts.push(if aged { "ages advance" } else { "no change" }.into());
+        let c = &post.coordinator;
+        let rescheduled = c.attempts.iter().find(|(b, a)| {
+            pre.coordinator
+                .attempt(*b)
+                .is_some_and(|p| a.reconcile_in > p.reconcile_in)
+        });
+        parts.push(match rescheduled {
+            Some((b, a)) => format!("b{b} reconciled again in {} ticks", a.reconcile_in),
+            None if pre.coordinator.attempts != c.attempts => "ages advance".into(),
+            None => "no change".into(),
+        });
     }
     parts.join("; ")
 }

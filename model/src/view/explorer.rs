@@ -162,15 +162,14 @@ impl Model for ExplorerModel {
     }
 }
 
-/// A property's name in the Explorer: a `SOME-*` companion that `check` reports as n/a on this
+/// A property's name in the Explorer: a property that `check` reports as n/a on this
 /// configuration says so, with the reason, so that the Explorer's "Example not found" is not read
 /// as a missing example (`check` requires none). Stateright's `Property` wants a `&'static str`
 /// and its server asks for the properties on every request, so each such name is made once and
 /// interned for the process (there are at most as many as companions times n/a reasons).
 fn explorer_name(p: &Property<RebalanceModel>, config: &crate::config::Config) -> &'static str {
     static INTERNED: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    let companion = p.expectation == stateright::Expectation::Sometimes;
-    let Some(why) = crate::properties::not_applicable(p.name, config).filter(|_| companion) else {
+    let Some(why) = crate::properties::property_not_applicable(p, config) else {
         return p.name;
     };
     let name = format!("{} (n/a here: {why})", p.name);
@@ -608,7 +607,7 @@ mod tests {
         assert_eq!(stateright_address("h:1", &[2]), "http://h:1/#/steps/0/2");
     }
 
-    /// A companion `check` calls n/a says so in the Explorer, and no other property does.
+    /// A property `check` calls n/a says so in the Explorer, and no other does.
     #[test]
     fn n_a_companions_are_named_so() {
         for preset in ["tiny", "ci-store", "ci-server-crash"] {
@@ -619,8 +618,7 @@ mod tests {
             ));
             let mut marked = 0;
             for (ours, p) in m.properties().iter().zip(crate::properties::all()) {
-                let na = p.expectation == stateright::Expectation::Sometimes
-                    && crate::properties::not_applicable(p.name, &config).is_some();
+                let na = crate::properties::property_not_applicable(&p, &config).is_some();
                 assert_eq!(
                     ours.name.contains("(n/a here: "),
                     na,

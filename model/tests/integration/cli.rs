@@ -163,11 +163,23 @@ fn check_json_names_its_bounds_and_the_resolved_configuration() {
         )),
         "{text}"
     );
-    let live = text.lines().filter(|l| l.trim_start().starts_with("LIVE-"));
+    let live: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("LIVE-"))
+        .collect();
     assert_eq!(
-        live.filter(|l| l.ends_with(&format!("holds at {ends} fair end states")))
+        live.iter()
+            .filter(|l| l.ends_with(&format!("holds at {ends} fair end states")))
             .count(),
-        rebalance_model::properties::live_goals().len(),
+        rebalance_model::properties::live_goals().len() - 1,
+        "{text}"
+    );
+    // LIVE-PROGRESS is the progress check's (spec 7.3): with give-ups on it says where it is
+    // decided instead of holding.
+    assert!(
+        live.iter().any(|l| l.contains("LIVE-PROGRESS")
+            && l.contains("n/a")
+            && l.contains("--no-give-up")),
         "{text}"
     );
 }
@@ -240,6 +252,67 @@ fn liveness_cycles_reports_the_search_and_writes_a_lasso() {
     );
     let written = Trace::read(&path).expect("a lasso that closes");
     assert_eq!(written, lasso.trace(&model));
+}
+
+/// `check --no-give-up`: the progress check (spec 7.3). It runs the fair-cycle search by
+/// default (a stranded bucket shows only on a cycle), decides LIVE-PROGRESS, exits 1 with the
+/// lasso on a stranded bucket and 0 under the spec, and says so in `--json`.
+#[test]
+fn no_give_up_decides_progress_and_reports_the_stranded_lasso() {
+    let out = run(&["check", "--config", "ci-leader-crash", "--no-give-up"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("fair-cycle search: no fair cycle"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with("LIVE-PROGRESS") && l.contains("holds at")),
+        "{stdout}"
+    );
+    let out = run(&[
+        "check",
+        "--config",
+        "ci-leader-crash",
+        "--no-give-up",
+        "--bug",
+        "no-resend-on-kept-leader",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["config_resolved"]["no_give_up"], true, "{v}");
+    let goals: Vec<&str> = v["cycle_search"]["violations"]
+        .as_array()
+        .expect("violations")
+        .iter()
+        .filter_map(|l| l["property"].as_str())
+        .collect();
+    assert!(goals.contains(&"LIVE-PROGRESS"), "{v}");
+    let lasso = v["cycle_search"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["property"] == "LIVE-PROGRESS")
+        .unwrap();
+    assert_eq!(
+        lasso["prefix"].as_array().map(Vec::len),
+        lasso["prefix_steps"].as_u64().map(|n| n as usize)
+    );
+    assert!(!lasso["cycle"].as_array().unwrap().is_empty());
+    // With give-ups on, the same switch passes every check: only the progress check tells.
+    let out = run(&[
+        "check",
+        "--config",
+        "ci-leader-crash",
+        "--bug",
+        "no-resend-on-kept-leader",
+        "--liveness",
+        "cycles",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
 }
 
 #[test]

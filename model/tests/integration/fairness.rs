@@ -81,3 +81,33 @@ fn fairness_table_is_spec_7_3() {
     assert!(tick.is_obligatory());
     assert!(!tick.with_fail_store_op(Some(1)).is_obligatory());
 }
+
+/// The progress check (spec 7.3, `no_give_up`) changes one fairness class, and only that one: a
+/// crashed server's restart becomes obligatory (the faults stop), and its store-failing variant
+/// stays a fault.
+#[test]
+fn the_progress_check_makes_restarts_obligatory_and_nothing_else() {
+    use rebalance_model::Action;
+    let mut config = preset("ci-server-crash").unwrap();
+    let default = RebalanceModel::new(config.clone(), BugSet::none());
+    config.no_give_up = true;
+    let progress = RebalanceModel::new(config, BugSet::none());
+    let restart = Action::RestartServer {
+        server: 1,
+        fail_store_op: None,
+    };
+    assert!(!default.is_obligatory(&restart));
+    assert!(progress.is_obligatory(&restart));
+    assert!(!progress.is_obligatory(&restart.with_fail_store_op(Some(1))));
+    let s = crate::common::find(&default, |s| {
+        s.coordinator.rid.is_some() && !s.network.is_empty() && s.servers.iter().any(|x| !x.up)
+    });
+    let mut enabled = Vec::new();
+    default.enabled_actions(&s, &mut enabled);
+    for a in enabled
+        .iter()
+        .filter(|a| !matches!(a, Action::RestartServer { .. }))
+    {
+        assert_eq!(default.is_obligatory(a), progress.is_obligatory(a), "{a:?}");
+    }
+}

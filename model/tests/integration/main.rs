@@ -22,6 +22,7 @@ mod explorer;
 mod fairness;
 mod por;
 mod presets;
+mod progress;
 mod suite;
 mod superseded;
 mod traces;

@@ -66,7 +66,8 @@ impl<S: Store> Manager<S> {
         }
     }
 
-    /// R5 lead(b): leader-only election (D3: resend when already elected, never a useless write).
+    /// R5 lead(b): leader-only election (D3: resend when already elected or when the election
+    /// keeps the current leader, never a useless write).
     pub(crate) fn lead(&mut self, b: BucketId) -> StepResult {
         let Some((plan, idx, _)) = self.entry(b) else {
             return Ok(());
@@ -80,8 +81,14 @@ impl<S: Store> Manager<S> {
             return Ok(());
         }
         let c = self.ctx.elect(rec, &e.trs);
-        if c.is_none() || c == rec.lai.leader {
+        if c.is_none() {
             return Ok(()); // the task waits for reconcile
+        }
+        if c == rec.lai.leader {
+            // No write (D3), but the current request again: a leader whose request was lost, or
+            // whose proposal was refused after it adopted a newer view, waits for one (F22).
+            self.send_current(b);
+            return Ok(());
         }
         let (assignment, isr) = (rec.assignment.clone(), rec.lai.isr.clone());
         self.write_bucket(b, assignment, c, isr)?;

@@ -2,12 +2,13 @@
 //!
 //! A failed write leaves the cache as it was, skips that bucket's resend, and records the bucket
 //! (R8); every Tick retries it (R23.5) with one rule applied to the then-current live set. Other
-//! buckets of the same event are still handled. A coordinator crash loses the records (R17).
+//! buckets of the same event are still handled. A coordinator crash loses the records, and the
+//! next incarnation reads the repairs back from the store and the live servers (R17, F23).
 
 use std::collections::BTreeSet;
 
 use super::{Manager, StepResult};
-use crate::core::types::{BucketId, ServerId};
+use crate::core::types::{BucketId, BucketRecord, ServerId};
 use crate::store::Store;
 
 impl<S: Store> Manager<S> {
@@ -102,29 +103,9 @@ impl<S: Store> Manager<S> {
                 continue;
             }
             let rec = &self.ctx.buckets[&b];
-            let down: BTreeSet<ServerId> = rec
-                .assignment
-                .iter()
-                .copied()
-                .filter(|m| !self.ctx.live.contains(m))
-                .collect();
-            let mut isr = rec.lai.isr.clone();
-            for s in &down {
-                if isr.len() > 1 {
-                    isr.remove(s);
-                }
-            }
-            let leader = match rec.lai.leader {
-                Some(l) if self.ctx.live.contains(&l) => Some(l),
-                _ => rec
-                    .assignment
-                    .iter()
-                    .copied()
-                    .find(|m| self.ctx.live.contains(m) && isr.contains(m)),
-            };
-            if leader == rec.lai.leader && isr == rec.lai.isr {
+            let Some((leader, isr)) = self.repair_of(rec) else {
                 continue;
-            }
+            };
             let assignment = rec.assignment.clone();
             if self.write_bucket(b, assignment, leader, isr).is_ok() {
                 self.send_current(b);
@@ -132,5 +113,49 @@ impl<S: Store> Manager<S> {
                 self.liveness_repairs.insert(b);
             }
         }
+    }
+
+    /// R23.5's repair of one bucket against the servers live now, or `None` when it would
+    /// change nothing: every assigned server that is down leaves the ISR (ascending) while
+    /// another member is left, and a leader that is down or missing gives way to the first
+    /// live assigned member of that ISR.
+    fn repair_of(&self, rec: &BucketRecord) -> Option<(Option<ServerId>, BTreeSet<ServerId>)> {
+        let down: BTreeSet<ServerId> = rec
+            .assignment
+            .iter()
+            .copied()
+            .filter(|m| !self.ctx.live.contains(m))
+            .collect();
+        let mut isr = rec.lai.isr.clone();
+        for s in &down {
+            if isr.len() > 1 {
+                isr.remove(s);
+            }
+        }
+        let leader = match rec.lai.leader {
+            Some(l) if self.ctx.live.contains(&l) => Some(l),
+            _ => rec
+                .assignment
+                .iter()
+                .copied()
+                .find(|m| self.ctx.live.contains(m) && isr.contains(m)),
+        };
+        (leader != rec.lai.leader || isr != rec.lai.isr).then_some((leader, isr))
+    }
+
+    /// R17's re-derivation of the repairs (finding F23): the retry set died with the last
+    /// incarnation, so every non-deleted bucket whose stored leader and ISR R23.5 would change
+    /// against the servers live at startup is put back into it. Outside a failed liveness write
+    /// (or a lost batch, spec 5's G3) R19 and R20 leave no bucket in that state, so this finds
+    /// exactly what a crash lost. One pass over the cluster, as loading it is.
+    pub(crate) fn rederive_liveness_repairs(&mut self) {
+        let repairs: Vec<BucketId> = self
+            .ctx
+            .buckets
+            .iter()
+            .filter(|(b, rec)| !self.ctx.deleted.contains(b) && self.repair_of(rec).is_some())
+            .map(|(b, _)| b)
+            .collect();
+        self.liveness_repairs.extend(repairs);
     }
 }

@@ -142,6 +142,9 @@ impl<S: Store> Manager<S> {
             last_store_error: None,
             out: Vec::new(),
         };
+        // R17: the repairs a failed liveness write left for R23.5 died with the last
+        // incarnation; they are read back from the store and the live servers (F23).
+        m.rederive_liveness_repairs();
         m.emit(Effect::Enqueue(Event::Recover));
         let effects = std::mem::take(&mut m.out);
         m.debug_check();

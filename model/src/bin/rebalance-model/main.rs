@@ -60,7 +60,8 @@ enum LivenessArg {
     /// weak fairness per action: an obligatory action (ProcessEvent, the deliveries,
     /// ProposeIsr, Tick; none with an injected store failure) that stays enabled, whatever
     /// max_network, is eventually taken; client requests, faults, RestartServer (a server may
-    /// be lost for good), DeleteBucket and zombie steps are optional. Single-threaded; keeps a
+    /// be lost for good; obligatory under --no-give-up, where the faults stop), DeleteBucket
+    /// and zombie steps are optional. Single-threaded; keeps a
     /// fingerprint and an index per state (about 20-30 bytes) besides the stack.
     Cycles,
 }
@@ -79,6 +80,13 @@ struct ModelArgs {
     /// spec section 10); repeatable, and variants combine.
     #[arg(long = "variant", value_name = "NAME", value_parser = Bug::parse_variant)]
     variants: Vec<Bug>,
+    /// The progress check (spec 7.3, LIVE-PROGRESS): R14.3 never gives a bucket up and a
+    /// crashed server's restart is obligatory, so the faults stop and every bucket must reach
+    /// COMPLETED, or CANCELED after a cancel. A bucket the protocol strands shows as a fair
+    /// cycle (with `--liveness cycles`) or a fair end state on which LIVE-PROGRESS fails. The
+    /// configuration's `no_give_up` field says the same.
+    #[arg(long)]
+    no_give_up: bool,
 }
 
 impl ModelArgs {
@@ -124,9 +132,10 @@ enum Command {
         /// How the LIVE-* goals are checked: `fair-ends` (the default) checks them only at fair
         /// end states, as properties of the check; `cycles` also searches the graph for fair
         /// cycles on which a goal never holds (see the values), and a cycle found makes the
-        /// exit code 1.
-        #[arg(long, value_enum, default_value = "fair-ends")]
-        liveness: LivenessArg,
+        /// exit code 1. The default is `cycles` with `--no-give-up`: a stranded bucket keeps the
+        /// clock going, so it shows on a cycle, never at a fair end state.
+        #[arg(long, value_enum)]
+        liveness: Option<LivenessArg>,
         /// Print the report as JSON on stdout instead of text.
         #[arg(long)]
         json: bool,
@@ -256,10 +265,9 @@ fn load_config(name: &str) -> Result<Config, String> {
 }
 
 fn model_from(args: &ModelArgs) -> Result<RebalanceModel, String> {
-    Ok(RebalanceModel::new(
-        load_config(&args.config)?,
-        BugSet::of(&args.switches()),
-    ))
+    let mut config = load_config(&args.config)?;
+    config.no_give_up |= args.no_give_up;
+    Ok(RebalanceModel::new(config, BugSet::of(&args.switches())))
 }
 
 fn main() -> ExitCode {
@@ -379,6 +387,11 @@ fn main() -> ExitCode {
                 Ok(m) => m,
                 Err(e) => return usage(&e),
             };
+            let liveness = liveness.unwrap_or(if model.config.no_give_up {
+                LivenessArg::Cycles
+            } else {
+                LivenessArg::FairEnds
+            });
             // The fair-cycle search reads the whole graph: the reduction keeps every state
             // property and fair end state, not fair cycles (spec 9).
             let cycles_wanted = liveness == LivenessArg::Cycles;
@@ -445,7 +458,15 @@ fn main() -> ExitCode {
                 .iter()
                 .any(|(_, v)| matches!(v, Verdict::Violated(Some(_))));
             if let (Some(search), Some(path), false) = (&cycles, &trace_out, state_cx) {
-                if let Some(lasso) = search.violations.first() {
+                // As for a state counterexample: the goal the (first) switch is known to
+                // violate, else the first.
+                let preferred = bugs.first().map(|b| b.violated_property());
+                let lasso = search
+                    .violations
+                    .iter()
+                    .find(|l| Some(l.goal) == preferred)
+                    .or(search.violations.first());
+                if let Some(lasso) = lasso {
                     if let Err(e) = lasso.trace(&model).write(path) {
                         return usage(&e.to_string());
                     }
@@ -607,6 +628,12 @@ fn print_text(
         );
     }
     println!("{}", liveness_line(r));
+    if model.config.no_give_up {
+        println!(
+            "progress check (spec 7.3): R14.3 never gives up, a crashed server's restart is \
+             obligatory; LIVE-PROGRESS needs every bucket COMPLETED, or CANCELED after a cancel"
+        );
+    }
     for (name, v) in &r.verdicts {
         match v {
             Verdict::Holds if name.starts_with("LIVE-") => println!(
@@ -709,6 +736,10 @@ fn cycles_json(search: &FairCycleSearch) -> serde_json::Value {
                 "prefix_steps": l.prefix.len(),
                 "cycle_steps": l.cycle.len(),
                 "component_states": l.component_states,
+                // The lasso itself, as actions in the trace format: the prefix, then one turn
+                // of the cycle (`--trace-out` writes it as a trace with `cycle_start`).
+                "prefix": l.prefix,
+                "cycle": l.cycle,
             })
         })
         .collect();

@@ -165,12 +165,16 @@ pub fn marks(model: &RebalanceModel, walked: &Walked) -> Vec<PropertyMark> {
             let kind = Kind::of(p);
             let holds = |s: &SystemState| (p.condition)(model, s);
             let first = |want: bool| walked.states.iter().position(|s| holds(s) == want);
+            let na = properties::property_not_applicable(p, &model.config);
             let mark = match kind {
+                Kind::Invariant | Kind::Liveness if na.is_some() => {
+                    Mark::NotApplicable(na.expect("checked"))
+                }
                 Kind::Invariant | Kind::Liveness if holds(walked.last()) => Mark::Holds,
                 Kind::Invariant | Kind::Liveness => Mark::Violated {
                     first: first(false).unwrap_or(last),
                 },
-                Kind::Companion => match properties::not_applicable(p.name, &model.config) {
+                Kind::Companion => match na {
                     Some(why) => Mark::NotApplicable(why),
                     None if holds(walked.last()) => Mark::ExampleHere,
                     None => match first(true) {
