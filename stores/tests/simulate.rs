@@ -39,15 +39,15 @@ fn a_small_swarm_passes() {
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("swarm: 200 of 200 runs passed"), "{out}");
     // Non-vacuous: the swarm lost batches, crashed servers and coordinators, failed store
-    // operations, and ended runs both COMPLETED and, where a bucket gave up, FAILED.
-    for seen in [
-        "Some(Completed)",
-        "Some(Failed)",
-        "Prefix(",
-        "All",
-        "Nothing",
-    ] {
+    // operations, and ended runs COMPLETED. Since finding F22 no run of this swarm ends FAILED:
+    // a give-up with cause needs a target down for R14.3's 30-minute window, longer than a fault
+    // phase of this size lasts, and none may come after the faults stopped (LIVE-PROGRESS; the
+    // plant `short-give-up` shows the check catching one).
+    for seen in ["Some(Completed)", "Prefix(", "All", "Nothing"] {
         assert!(out.contains(seen), "no run shows {seen}: {out}");
+    }
+    for line in out.lines().filter(|l| l.starts_with("passed")) {
+        assert!(line.contains("(0 after the faults stopped)"), "{line}");
     }
     // Some run shows a positive count right before `what`.
     let some = |what: &str| {
@@ -110,6 +110,31 @@ fn a_host_that_releases_before_the_flush_is_caught() {
 #[test]
 fn a_flush_that_loses_a_write_is_caught() {
     plant_is_caught("drop-write", "INV-RELEASED-DURABLE");
+}
+
+/// The liveness phase fails a run on a bucket FAILED after the faults stopped (LIVE-PROGRESS):
+/// with a no-progress window of one check interval, buckets still converging then give up.
+#[test]
+fn a_give_up_after_the_faults_stopped_is_caught() {
+    plant_is_caught("short-give-up", "LIVE-PROGRESS");
+}
+
+/// The seeds that found spec/findings.md F20 and F23 pass, with no bucket FAILED after the
+/// faults stopped: before F22 a leader-only bucket was stranded until its give-up in each of the
+/// first three (and the run passed only by a bound that allowed the give-up), and before F23
+/// `0x3a` ended with a leaderless bucket.
+#[test]
+fn the_seeds_of_findings_f20_and_f23_pass() {
+    for (seed, buckets) in [
+        ("0x2", "500"),
+        ("0x24", "500"),
+        ("0x47", "500"),
+        ("0x3a", "200"),
+    ] {
+        let (code, out) = run(simulate().args(["--seed", seed, "--buckets", buckets, "--quiet"]));
+        assert_eq!(code, Some(0), "{out}");
+        assert!(out.contains("(0 after the faults stopped)"), "{out}");
+    }
 }
 
 #[test]

@@ -130,25 +130,24 @@ fn check_bucket(w: &World, b: BucketId) -> Result<(), String> {
 /// message lost, copied or reordered, no store operation or flush failing, no slow follower),
 /// the rebalance must reach a final status stored within
 ///
-/// - `(open / max_tracked_timed_out + 1) * P + 8` check intervals of simulated time, where `open`
-///   is the number of buckets not final when the faults stop and `P = no_progress_timeout + 4 *
-///   max_reconcile_backoff + 2 * task_timeout`. An attempt that can progress is done within two
-///   rounds of timeout and reconcile (a running attempt whose messages were lost times out once;
-///   a tracked one is reconciled within one backoff and resends, after which acknowledgements,
-///   ISR proposals and Phase B need no time; a second round covers a reconcile that found its
-///   leader's proposal refused). One that cannot is given up by R14.3 `no_progress_timeout` (24
-///   hours by default) after the last change it saw, which comes within those two rounds, at its
-///   first reconcile past it: within `P`. Such attempts exist: a leader-only bucket whose leader
-///   took a refusal of a stale proposal after adopting the current request waits for a newer
-///   request (R24) that R5 never sends while the election would not change the leader
-///   (spec/findings.md, F20), and a bucket admitted later with such a leader is stranded the same
-///   way. While `max_tracked_timed_out` attempts are tracked nothing is admitted (R3), so they
-///   give up in waves of at most that many, one wave per `P`: hence the factor. The rest is
-///   recovery, finalize and R23.5 retries, one interval each. (The first bounds, without the
-///   give-up and then with one wave of it, were exceeded: seeds `0x2` and `0x47` at 500 buckets.)
+/// - `(open / min(max_inflight, max_tracked_timed_out) + 1) * P + 8` check intervals of
+///   simulated time, where `open` is the number of buckets not final when the faults stop and
+///   `P = 2 * task_timeout + 4 * max_reconcile_backoff`. An attempt is done within two rounds of
+///   timeout and reconcile: a running attempt whose messages were lost times out once, and a
+///   tracked one is reconciled within one backoff and resends (R7, and R5 since finding F22),
+///   after which acknowledgements, ISR proposals and Phase B need no time; the second round is
+///   a leader-only bucket's, whose election over its targets waits for the reconcile after its
+///   new leader joined the ISR (R18 advances only moves). Such buckets hold a slot until their
+///   timeout and are then tracked, so they leave in waves of `min(max_inflight,
+///   max_tracked_timed_out)`, one wave per `P`: hence the factor. No bound here allows a
+///   give-up: R14.3's `no_progress_timeout` (24 hours by default) is far beyond it, and a bucket
+///   FAILED after the faults stopped fails the run by itself (LIVE-PROGRESS, spec 7.3). The rest
+///   is recovery, finalize and R23.5 retries, one interval each. (Before F22 the bound had to
+///   include the give-up, in waves of `max_tracked_timed_out`: seeds `0x2` and `0x47` at 500
+///   buckets.)
 /// - `40` inputs per bucket not final when faults stop, plus `10` per message then in flight,
-///   plus `10` per wave and tracked attempt's reconciles, plus `10,000`: a fault-free bucket takes
-///   about 6.3 inputs (the bench's figure).
+///   plus `10` per wave and slot's reconciles, plus `10,000`: a fault-free bucket takes about 6.3
+///   inputs (the bench's figure).
 pub struct LivenessBound {
     ticks: u64,
     inputs: u64,
@@ -164,16 +163,12 @@ impl LivenessBound {
             Some(_) => counts.not_started + counts.in_progress(),
             None => w.buckets as usize,
         } as u64;
-        let period =
-            (c.no_progress_timeout_ms + 4 * c.max_reconcile_backoff_ms + 2 * c.task_timeout_ms)
-                / interval;
-        let waves = open / c.max_tracked_timed_out as u64 + 1;
+        let period = (4 * c.max_reconcile_backoff_ms + 2 * c.task_timeout_ms) / interval;
+        let width = c.max_tracked_timed_out.min(c.max_inflight).max(1) as u64;
+        let waves = open / width + 1;
         LivenessBound {
             ticks: waves * period + 8,
-            inputs: 40 * open
-                + 10 * w.in_flight() as u64
-                + 10 * waves * period * c.max_tracked_timed_out as u64
-                + 10_000,
+            inputs: 40 * open + 10 * w.in_flight() as u64 + 10 * waves * period * width + 10_000,
         }
     }
 

@@ -38,7 +38,8 @@ a prefix or all of the batch landed. Each fault kind is on or off by the seed (s
 The fault phase lasts a number of inputs per bucket drawn from the seed. Then the faults stop:
 every server comes back, nothing is lost, copied, reordered, slow or failed, and the rebalance must
 reach a final status stored within a stated bound of simulated time and inputs (the liveness
-phase); then the liveness goals of spec 7.3 are checked.
+phase), and no bucket may give up (end FAILED) after the faults stopped (LIVE-PROGRESS); then the
+liveness goals of spec 7.3 are checked.
 
 Checked after every input: every released message and reply against the durable store
 (INV-RELEASED-DURABLE); every write (INV-EPOCH-ONLY-ON-CHANGE, INV-ELECTION-CLEAN); each bucket
@@ -61,8 +62,10 @@ OPTIONS:
 A failing run prints one line that reproduces it:
     FAILED seed S: ... (reproduce: cargo run --release -p rebalance-stores --example simulate -- --seed S --buckets N)
 
-SIMULATE_PLANT=early-release|drop-write plants a bug (the host releases effects before their
-batch is durable; a flush loses a write) for the self-check that the checks catch it.
+SIMULATE_PLANT=early-release|drop-write|short-give-up plants a bug (the host releases effects
+before their batch is durable; a flush loses a write; the manager's no-progress window is 1 ms,
+so a tracked bucket still converging when the faults stop ends FAILED)
+for the self-check that the checks catch it.
 
 EXIT CODES:
     0  every run passed
@@ -142,8 +145,9 @@ fn plant() -> Result<Plant, String> {
         Err(_) | Ok("") => Ok(Plant::None),
         Ok("early-release") => Ok(Plant::EarlyRelease),
         Ok("drop-write") => Ok(Plant::DropWrite),
+        Ok("short-give-up") => Ok(Plant::ShortGiveUp),
         Ok(other) => Err(format!(
-            "SIMULATE_PLANT={other}: expected early-release or drop-write"
+            "SIMULATE_PLANT={other}: expected early-release, drop-write or short-give-up"
         )),
     }
 }

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use rebalance_manager::sim::{Cluster, Msg, Rng};
 use rebalance_manager::{
-    BucketId, BucketRecord, Config, Effect, Event, Input, Manager, MemStore, OverallStatus, Plan,
-    Reply, ServerId,
+    BucketId, BucketRecord, BucketStatus, Config, Effect, Event, Input, Manager, MemStore,
+    OverallStatus, Plan, Reply, ServerId,
 };
 use rebalance_stores::group_commit::{released_durable, Outbox};
 use rebalance_stores::GroupCommit;
@@ -32,6 +32,9 @@ pub enum Plant {
     EarlyRelease,
     /// A successful flush loses its last write (breaks G2).
     DropWrite,
+    /// The manager's no-progress window is 1 ms, so a tracked bucket that sees no change from one
+    /// reconcile to the next gives up, faults or not (breaks LIVE-PROGRESS, spec 7.3).
+    ShortGiveUp,
 }
 
 /// Why a run failed, at which input.
@@ -47,7 +50,8 @@ pub struct Outcome {
     pub status: Option<OverallStatus>,
     pub completed: usize,
     pub failed: usize,
-    /// Buckets that gave up after the faults stopped (R14.3 in the liveness phase).
+    /// Buckets that gave up after the faults stopped (R14.3 in the liveness phase); a run
+    /// that passes has none (LIVE-PROGRESS).
     pub failed_after_faults: usize,
     pub inputs: u64,
     pub fault_inputs: u64,
@@ -188,7 +192,7 @@ impl World {
         }
         self.out.fault_inputs = self.out.inputs;
         self.stop_faults()?;
-        let failed_before = self.m().counts().failed;
+        let failed_before = self.failed_buckets();
         let bound = checks::LivenessBound::at(self);
         let (inputs0, now0) = (self.out.inputs, self.now);
         while !self.finished() {
@@ -213,17 +217,44 @@ impl World {
         self.out.liveness_inputs = self.out.inputs - inputs0;
         self.out.liveness_ticks = (self.now - now0) / self.m().config().check_interval_ms;
         self.flush()?;
+        // LIVE-PROGRESS (spec 7.3): once the faults have stopped, no bucket gives up. A bucket
+        // that gave up while they lasted may have had a cause; one that gives up after had none.
+        let failed_after: Vec<BucketId> = self
+            .failed_buckets()
+            .into_iter()
+            .filter(|b| failed_before.binary_search(b).is_err())
+            .collect();
+        if let Some(b) = failed_after.first() {
+            return Err(self.fail(format!(
+                "liveness: LIVE-PROGRESS: {} buckets FAILED after the faults stopped, the first \
+                 bucket {b}",
+                failed_after.len()
+            )));
+        }
         checks::liveness_goals(self).map_err(|why| self.fail(format!("liveness: {why}")))?;
         self.full_check()?;
         let c = self.m().counts();
         self.out.status = self.m().overall();
         self.out.completed = c.completed;
         self.out.failed = c.failed;
-        self.out.failed_after_faults = c.failed.saturating_sub(failed_before);
+        self.out.failed_after_faults = failed_after.len();
         self.out.store_failures += self.m().store().failures;
         self.out.lost_batches = self.flush_faults().failed.clone();
         self.out.seconds = started.elapsed().as_secs_f64();
         Ok(std::mem::take(&mut self.out))
+    }
+
+    /// The plan's FAILED buckets, ascending (one pass over the plan).
+    fn failed_buckets(&self) -> Vec<BucketId> {
+        let mut failed: Vec<BucketId> = self
+            .plan()
+            .buckets
+            .iter()
+            .map(|(b, _)| *b)
+            .filter(|b| self.m().bucket_status(*b) == Some(BucketStatus::Failed))
+            .collect();
+        failed.sort_unstable();
+        failed
     }
 
     fn flush_faults(&self) -> &FlushFaults {
@@ -477,10 +508,13 @@ impl World {
     }
 
     fn incarnate(&mut self, store: FlushFaults) {
-        let config = Config {
+        let mut config = Config {
             max_inflight: self.mix.max_inflight,
             ..Config::default()
         };
+        if self.plant == Plant::ShortGiveUp {
+            config.no_progress_timeout_ms = 1;
+        }
         let core = CoreFaults::new(
             GroupCommit::new(store, self.mix.group_commit),
             if self.faults {
