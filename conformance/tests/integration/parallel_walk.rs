@@ -4,9 +4,13 @@
 use rebalance_conformance::exhaustive::walk_with_threads;
 use rebalance_model::{preset, Bug, BugSet, RebalanceModel};
 
+/// Three whole graphs of 16k to 133k states: a store failure at every site, a deposed
+/// coordinator beside the new one, and an RF-3 move with a loss. (`ci-two-buckets`' whole graph,
+/// 3.5 million states walked twice, made this the slowest test of CI, 793 s on a loaded machine,
+/// for nothing a smaller graph does not show.)
 #[test]
 fn two_workers_walk_the_same_states_edges_and_coverage_as_one() {
-    for name in ["ci-store", "ci-two-buckets", "ci-rf3-loss"] {
+    for name in ["ci-store", "ci-zombie", "ci-rf3-loss"] {
         let model = RebalanceModel::new(preset(name).unwrap(), BugSet::none());
         let one = walk_with_threads(&model, 1, 0, |_| {}).expect("agrees");
         let two = walk_with_threads(&model, 2, 0, |_| {}).expect("agrees");
