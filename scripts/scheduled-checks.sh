@@ -17,11 +17,14 @@ holding. Prints one summary line per configuration:
   CONFIG  check: STATES states, SECONDS s, PEAK KB (holds | VIOLATED | timed out)
           conformance: EDGES edges agree (SECONDS s) | DIVERGENCE | skipped
 
-Then regenerates every shipped suite under conformance/suite/ and diffs it, walks three CI presets
+Then runs the progress check (rebalance-model check --no-give-up, spec 7.3) without a bound on the
+six CI presets whose fair-cycle search CI bounds, regenerates every shipped suite under
+conformance/suite/ and diffs it, walks three CI presets
 with group commit in the loop (rebalance-conformance exhaustive --group-commit), validates the logs
 of 50 seeded `cluster` runs (and 20 on ZooKeeper when ZK_ADDR is set), and of 50 with group commit
-and a lost batch each, runs the seeded simulation (a swarm of 500 seeds at 10,000 buckets, and one
-run of the day's seed at a million buckets, every fault on or off by the seed), fuzzes every decoder
+and a lost batch each, runs the seeded simulation (a swarm of 500 seeds at 10,000 buckets, swarms of 1,000 at 50, 200
+and 1,000 buckets, and one run of the day's seed at a million buckets, every fault on or off by
+the seed), fuzzes every decoder
 (fuzz_decoders, 500,000 executions each, and the cargo-fuzz targets, 10 minutes each with
 scripts/fuzz.sh), compares the verdicts with and without the superseded-request reduction on
 every replicated preset, and compares the whole and the reduced graph of every CI preset, and of
@@ -113,6 +116,26 @@ for c in "${configs[@]}"; do
     fi
 done
 
+# The progress check (spec 7.3, "Progress"), unbounded, on the presets whose fair-cycle search
+# CI keeps within a bound (model/tests/common's cycle_bound): R14.3 off, restarts obligatory,
+# the whole graph searched for a fair cycle on which LIVE-PROGRESS or another goal never holds.
+for c in ci-two-buckets ci-tracked2 ci-inflight2 ci-refused-leader ci-rf2-isr-cancel-crash ci-rf3-crash-loss; do
+    set +e
+    out=$(timeout "$limit" "$model" check --config "$c" --no-give-up 2>/dev/null)
+    rc=$?
+    set -e
+    line=$(grep -E '^fair-cycle search' <<<"$out" | head -1)
+    case $rc in
+    0) echo "$c  progress check: $line" ;;
+    124) echo "$c  progress check: timed out after ${limit} s" ;;
+    *)
+        echo "$c  progress check: VIOLATED (exit $rc): $line"
+        grep -E 'VIOLATED' <<<"$out" || true
+        status=1
+        ;;
+    esac
+done
+
 # The shipped suites regenerate to the same files (CI regenerates only the smaller ones).
 for dir in conformance/suite/*/; do
     preset=$(basename "$dir")
@@ -171,6 +194,12 @@ sim="$bin/examples/simulate"
 if "$sim" --swarm 500 --buckets 10000 --quiet | grep -E '^(FAILED|swarm)'; then :; else
     status=1
 fi
+# Swarms of 1,000 at the sizes issue 33 measured (docs/measurements.md, "The seeded simulation").
+for n in 50 200 1000; do
+    if "$sim" --swarm 1000 --buckets "$n" --quiet | grep -E '^(FAILED|swarm)'; then :; else
+        status=1
+    fi
+done
 sim_seed=$(date -u +%Y%m%d)
 if out=$("$sim" --seed "$sim_seed" --buckets 1000000 --quiet); then
     echo "simulation at 1M buckets: $out"

@@ -122,7 +122,7 @@ fn a_give_up_after_the_faults_stopped_is_caught() {
 /// The seeds that found spec/findings.md F20 and F23 pass, with no bucket FAILED after the
 /// faults stopped: before F22 a leader-only bucket was stranded until its give-up in each of the
 /// first three (and the run passed only by a bound that allowed the give-up), and before F23
-/// `0x3a` ended with a leaderless bucket.
+/// `0x3a` and `0x3a6` (200 buckets) ended with a leaderless bucket.
 #[test]
 fn the_seeds_of_findings_f20_and_f23_pass() {
     for (seed, buckets) in [
@@ -130,6 +130,7 @@ fn the_seeds_of_findings_f20_and_f23_pass() {
         ("0x24", "500"),
         ("0x47", "500"),
         ("0x3a", "200"),
+        ("0x3a6", "200"),
     ] {
         let (code, out) = run(simulate().args(["--seed", seed, "--buckets", buckets, "--quiet"]));
         assert_eq!(code, Some(0), "{out}");
