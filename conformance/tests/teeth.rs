@@ -140,6 +140,8 @@ enum Acts {
     StoreFault,
     Cancel,
     CancelWithStoreFault,
+    /// A step that runs R5 for a leader-only bucket: its admission (a Register) or a Reconcile.
+    Lead,
 }
 
 impl Acts {
@@ -183,6 +185,7 @@ impl Acts {
                     fail_store_op: None
                 }
             ),
+            Acts::Lead => matches!(a, Action::Register { .. }) || Acts::ReconcileEvent.matches(a),
             Acts::CancelWithStoreFault => {
                 matches!(
                     a,
@@ -373,6 +376,79 @@ fn endless_reconcile_lasso_diverges_where_the_old_behaviour_acts() {
         ok.progress.overall,
         Some(rebalance_manager::OverallStatus::Failed)
     );
+}
+
+/// `repairs-lost-on-restart` (F23) acts in R17, which keeps no repair for the next tick, and
+/// the projection does not hold the retry sets, so no step of its 4-step counterexample (the
+/// leader's crash, its restart with the election write failing, a coordinator crash, Recover)
+/// shows it: the switch's model ends there with nothing enabled (a fair end state). The step
+/// where it acts is the next Tick, which that model does not have: the manager, which read the
+/// repair back at its start, takes it and elects the restarted server, as the spec's model does.
+#[test]
+fn repairs_lost_on_restart_diverges_at_the_tick_that_repairs() {
+    let config = preset("ci-repair-after-crash").unwrap();
+    let trace = bug_counterexample(config.clone(), Bug::RepairsLostOnRestart)
+        .expect("the switch violates LIVE-METADATA-REPAIRED");
+    assert_eq!(trace.steps.len(), 4);
+    assert!(matches!(trace.steps[2], Action::CrashCoordinator));
+    let model = trace.model();
+    let mut lockstep = Lockstep::start(&model).expect("same initial state");
+    for (i, a) in trace.steps.iter().enumerate() {
+        if let Err(e) = lockstep.step(a) {
+            panic!("step {}: diverged before the switch acts: {e:?}", i + 1);
+        }
+    }
+    let stuck = lockstep.state().clone();
+    assert!(
+        model.is_fair_end(&stuck),
+        "the switch's model has nothing left to do"
+    );
+    assert_eq!(stuck.store.buckets.lai[0].leader, None, "leaderless");
+    // Under the spec the same four steps leave the repair pending, and a Tick makes it.
+    let spec = RebalanceModel::new(config, BugSet::none());
+    let mut s = spec.init_state();
+    for a in &trace.steps {
+        s = spec.step(&s, a).expect("enabled under the spec").0;
+    }
+    assert!(
+        !s.coordinator.liveness_repairs.is_empty(),
+        "R17 read it back"
+    );
+    let (after, mut out) = spec.step(&s, &Action::TICK).expect("R23.5 repairs");
+    assert_eq!(after.store.buckets.lai[0].leader, Some(0), "elected");
+    // The switch's Tick, were it enabled: nothing written, nothing sent.
+    out.sent.clear();
+    let mismatch = lockstep
+        .follow(&Action::TICK, stuck, out)
+        .expect_err("the manager repairs the bucket on the Tick");
+    println!(
+        "repairs-lost-on-restart: diverges at the Tick after step 4: {}",
+        mismatch.summary
+    );
+}
+
+/// `no-resend-on-kept-leader` (F22) strands a leader-only bucket, found by the progress check
+/// as a lasso (kept as two traces, pinned by `model/tests/integration/progress.rs`). Replayed
+/// against the manager, each diverges at the first step where R5 runs with an election that
+/// keeps the leader: the manager resends the current request there, the switch sends nothing.
+/// In the late-refusal trace that is the admission itself (the new leader is outside the ISR
+/// from the start); in the lost-request trace, the first Reconcile after the loss.
+#[test]
+fn no_resend_lassos_diverge_where_r5_keeps_the_leader() {
+    let mut teeth = Teeth::default();
+    for (name, want) in [
+        ("bug-no-resend-on-kept-leader.json", 1),
+        ("bug-no-resend-on-kept-leader-lost-request.json", 11),
+    ] {
+        let trace = model_trace(name);
+        assert_eq!(trace.bugs, vec![Bug::NoResendOnKeptLeader]);
+        assert!(
+            trace.config.no_give_up,
+            "{name}: a lasso of the progress check"
+        );
+        teeth.check(name, &trace, want, Acts::Lead);
+    }
+    teeth.assert_as_pinned();
 }
 
 #[test]
