@@ -1,8 +1,9 @@
 //! The progress check (spec 7.3, "Progress"): with R14.3 off and a crashed server's restart
 //! obligatory (`no_give_up`), every bucket must reach COMPLETED, or CANCELED after a cancel.
 //!
-//! - Every CI preset holds LIVE-PROGRESS, and every other goal, on every fair cycle and at every
-//!   fair end state of that check; the state counts are pinned.
+//! - That every CI preset holds LIVE-PROGRESS, and every other goal, on every fair cycle of
+//!   that check is `model/tests/ci_presets.rs`'s (`every_ci_preset_makes_progress`), where the
+//!   model's mutation runs read it.
 //! - The switch `no-resend-on-kept-leader` (this spec before finding F22) strands a leader-only
 //!   bucket: a fair lasso on `ci-refused-leader` (the seeded simulation's F20, a refusal that
 //!   arrives after the leader adopted a newer view) and on `ci-leader-crash` (a lost request),
@@ -38,75 +39,6 @@ fn replay(model: &RebalanceModel, from: &SystemState, actions: &[Action]) -> Vec
         states.push(next);
     }
     states
-}
-
-/// Every CI preset (and `tiny`) holds every goal on every fair cycle of the progress check.
-/// Unlike the default check (spec 7.3's acyclicity, `api::no_fair_cycle_in_ci_presets`), the
-/// graphs have cycles: a tracked attempt reconciled while a server is down, until its
-/// obligatory restart, which no fair run postpones forever. Shared out over the cores, largest
-/// first.
-#[test]
-fn every_ci_preset_makes_progress() {
-    let mut names: Vec<&str> = std::iter::once("tiny")
-        .chain(rebalance_model::presets::ci_preset_names())
-        .collect();
-    names.sort_by_key(|n| std::cmp::Reverse(common::pinned_progress(n)));
-    let queue = std::sync::Mutex::new(names.into_iter());
-    let next = || queue.lock().unwrap().next();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let failures: Vec<String> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut failures = Vec::new();
-                    while let Some(name) = next() {
-                        failures.extend(progress_with_pinned_count(name).err());
-                    }
-                    failures
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("worker"))
-            .collect()
-    });
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-fn progress_with_pinned_count(name: &str) -> Result<(), String> {
-    let model = RebalanceModel::new(progress_config(name), BugSet::none());
-    let started = std::time::Instant::now();
-    let search = fair_cycles_for_goals(&model);
-    println!(
-        "{name} (progress): {} states, {} edges, {} non-trivial SCCs, {:.1} s",
-        search.states,
-        search.edges,
-        search.nontrivial_sccs,
-        started.elapsed().as_secs_f64()
-    );
-    if let Some(lasso) = search.violations.first() {
-        let steps = |actions: &[Action]| -> Vec<String> {
-            actions
-                .iter()
-                .map(rebalance_model::view::describe::action)
-                .collect()
-        };
-        return Err(format!(
-            "{name}: {} violated on a fair cycle of the progress check: prefix {:#?}, cycle {:#?}",
-            lasso.goal,
-            steps(&lasso.prefix),
-            steps(&lasso.cycle)
-        ));
-    }
-    let pinned = common::pinned_progress(name);
-    if search.states != pinned {
-        return Err(format!(
-            "{name}: {} states in the progress check, pinned {pinned}",
-            search.states
-        ));
-    }
-    Ok(())
 }
 
 /// The lasso's cycle, checked from the definitions alone: it replays, closes, never passes a
