@@ -236,26 +236,7 @@ fn every_ci_preset_makes_progress() {
         .chain(rebalance_model::presets::ci_preset_names())
         .collect();
     names.sort_by_key(|n| std::cmp::Reverse(common::pinned_progress(n)));
-    let queue = std::sync::Mutex::new(names.into_iter());
-    let next = || queue.lock().unwrap().next();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let failures: Vec<String> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut failures = Vec::new();
-                    while let Some(name) = next() {
-                        failures.extend(progress_with_pinned_count(name).err());
-                    }
-                    failures
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("worker"))
-            .collect()
-    });
+    let failures = common::on_every_core(names, progress_with_pinned_count);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

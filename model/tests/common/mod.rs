@@ -147,3 +147,94 @@ pub fn verdict_kind(v: &rebalance_model::check::checker::Verdict) -> &'static st
         Verdict::NotApplicable(_) => "n/a",
     }
 }
+
+/// The states `actions` visit from `from`, `from` first; panics on a step that is not enabled.
+#[allow(dead_code)]
+pub fn replay(
+    model: &rebalance_model::RebalanceModel,
+    from: &rebalance_model::SystemState,
+    actions: &[rebalance_model::Action],
+) -> Vec<rebalance_model::SystemState> {
+    let mut states = vec![from.clone()];
+    for a in actions {
+        let next = model
+            .step(states.last().unwrap(), a)
+            .unwrap_or_else(|| panic!("step not enabled: {a:?}"))
+            .0;
+        states.push(next);
+    }
+    states
+}
+
+/// A lasso's cycle, checked from the definitions alone: it replays, returns to its first state,
+/// never passes a state where its goal holds, and is fair under the model's fairness
+/// (`RebalanceModel::is_obligatory`: every obligatory action enabled in all its states, whatever
+/// `max_network`, is one of its steps). Returns the cycle's states, its first last again.
+#[allow(dead_code)]
+pub fn assert_fair_lasso(
+    model: &rebalance_model::RebalanceModel,
+    lasso: &rebalance_model::check::lasso::Lasso,
+) -> Vec<rebalance_model::SystemState> {
+    use rebalance_model::{Action, SystemState};
+    let goal = rebalance_model::properties::live_goals()
+        .iter()
+        .find(|(n, _)| *n == lasso.goal)
+        .expect("a LIVE-* goal")
+        .1;
+    let entry = replay(model, &model.init_state(), &lasso.prefix)
+        .pop()
+        .unwrap();
+    let states = replay(model, &entry, &lasso.cycle);
+    assert!(!lasso.cycle.is_empty());
+    assert_eq!(
+        states.last(),
+        Some(&entry),
+        "the cycle ends where it starts"
+    );
+    let on_cycle = &states[..states.len() - 1];
+    for s in on_cycle {
+        assert!(!goal(model, s), "{} holds on the cycle", lasso.goal);
+    }
+    let enabled = |s: &SystemState| -> Vec<Action> {
+        let mut v = Vec::new();
+        model.enabled_actions(s, &mut v);
+        v.retain(|a| model.is_obligatory(a));
+        v
+    };
+    let taken: std::collections::HashSet<Action> = lasso.cycle.iter().copied().collect();
+    for a in enabled(&on_cycle[0]) {
+        if on_cycle.iter().all(|s| enabled(s).contains(&a)) {
+            assert!(taken.contains(&a), "{a:?} stays enabled and is never taken");
+        }
+    }
+    states
+}
+
+/// Runs `check` on every preset of `names` on a worker per core, the presets taken in the
+/// order given (largest first, so the last to start is short), and returns every failure.
+#[allow(dead_code)]
+pub fn on_every_core(
+    names: Vec<&'static str>,
+    check: impl Fn(&str) -> Result<(), String> + Sync,
+) -> Vec<String> {
+    let queue = std::sync::Mutex::new(names.into_iter());
+    let next = || queue.lock().unwrap().next();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut failures = Vec::new();
+                    while let Some(name) = next() {
+                        failures.extend(check(name).err());
+                    }
+                    failures
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("worker"))
+            .collect()
+    })
+}

@@ -3,12 +3,8 @@
 //! it, so only the search finds it; the lasso is pinned, replayed with `RebalanceModel::step`,
 //! checked to be a fair cycle on which the goal never holds, and kept as a trace.
 
-use rebalance_model::check::cycle::{fair_cycles_for_goals, goals};
-use rebalance_model::check::lasso::Lasso;
-use rebalance_model::{
-    preset, Action, BucketStatus, Bug, BugSet, Event, RebalanceModel, SystemState, Trace,
-};
-use std::collections::HashSet;
+use rebalance_model::check::cycle::fair_cycles_for_goals;
+use rebalance_model::{preset, Action, BucketStatus, Bug, BugSet, Event, RebalanceModel, Trace};
 
 const PRESET: &str = "ci-server-crash";
 const TRACE: &str = concat!(
@@ -30,51 +26,7 @@ fn endless() -> RebalanceModel {
     )
 }
 
-fn replay(model: &RebalanceModel, from: &SystemState, actions: &[Action]) -> Vec<SystemState> {
-    let mut states = vec![from.clone()];
-    for a in actions {
-        let next = model
-            .step(states.last().unwrap(), a)
-            .expect("step enabled")
-            .0;
-        states.push(next);
-    }
-    states
-}
-
-/// The lasso's cycle, checked from the definitions alone: it replays, returns to its first
-/// state, never passes a state where the goal holds, and is fair (every obligatory action
-/// enabled in all its states, whatever `max_network`, is one of its steps).
-fn assert_fair_lasso(model: &RebalanceModel, lasso: &Lasso) -> Vec<SystemState> {
-    let (_, goal) = *goals().iter().find(|(n, _)| *n == lasso.goal).unwrap();
-    let entry = replay(model, &model.init_state(), &lasso.prefix)
-        .pop()
-        .unwrap();
-    let states = replay(model, &entry, &lasso.cycle);
-    assert!(!lasso.cycle.is_empty());
-    assert_eq!(
-        states.last(),
-        Some(&entry),
-        "the cycle ends where it starts"
-    );
-    let on_cycle = &states[..states.len() - 1];
-    for s in on_cycle {
-        assert!(!goal(model, s), "{} holds on the cycle", lasso.goal);
-    }
-    let enabled = |s: &SystemState| -> Vec<Action> {
-        let mut v = Vec::new();
-        model.enabled_actions(s, &mut v);
-        v.retain(Action::is_obligatory);
-        v
-    };
-    let taken: HashSet<Action> = lasso.cycle.iter().copied().collect();
-    for a in enabled(&on_cycle[0]) {
-        if on_cycle.iter().all(|s| enabled(s).contains(&a)) {
-            assert!(taken.contains(&a), "{a:?} stays enabled and is never taken");
-        }
-    }
-    states
-}
+use crate::common::{assert_fair_lasso, replay};
 
 #[test]
 fn endless_reconcile_is_a_fair_cycle_that_never_quiesces() {

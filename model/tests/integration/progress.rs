@@ -20,7 +20,7 @@ use rebalance_model::{
 };
 use std::collections::HashSet;
 
-use crate::common;
+use crate::common::{self, assert_fair_lasso, replay};
 
 fn progress_config(name: &str) -> Config {
     let mut c = preset(name).unwrap();
@@ -29,50 +29,22 @@ fn progress_config(name: &str) -> Config {
     c
 }
 
-fn replay(model: &RebalanceModel, from: &SystemState, actions: &[Action]) -> Vec<SystemState> {
-    let mut states = vec![from.clone()];
-    for a in actions {
-        let next = model
-            .step(states.last().unwrap(), a)
-            .unwrap_or_else(|| panic!("step not enabled: {a:?}"))
-            .0;
-        states.push(next);
-    }
-    states
-}
-
-/// The lasso's cycle, checked from the definitions alone: it replays, closes, never passes a
-/// state where its goal holds, and is fair under the progress check's fairness (every
-/// obligatory action enabled throughout it, restarts included, is one of its steps).
-fn assert_fair_lasso(model: &RebalanceModel, lasso: &Lasso) -> Vec<SystemState> {
-    let goal = rebalance_model::properties::live_goals()
-        .iter()
-        .find(|(n, _)| *n == lasso.goal)
-        .unwrap()
-        .1;
-    let entry = replay(model, &model.init_state(), &lasso.prefix)
-        .pop()
-        .unwrap();
-    let states = replay(model, &entry, &lasso.cycle);
-    assert!(!lasso.cycle.is_empty());
-    assert_eq!(states.last(), Some(&entry), "the cycle closes");
-    let on_cycle = &states[..states.len() - 1];
-    for s in on_cycle {
-        assert!(!goal(model, s), "{} holds on the cycle", lasso.goal);
-    }
-    let enabled = |s: &SystemState| -> Vec<Action> {
-        let mut v = Vec::new();
-        model.enabled_actions(s, &mut v);
-        v.retain(|a| model.is_obligatory(a));
-        v
-    };
-    let taken: HashSet<Action> = lasso.cycle.iter().copied().collect();
-    for a in enabled(&on_cycle[0]) {
-        if on_cycle.iter().all(|s| enabled(s).contains(&a)) {
-            assert!(taken.contains(&a), "{a:?} stays enabled and is never taken");
+/// The first obligatory step, again and again, until the rebalance is COMPLETED (at most 64
+/// steps): one fair continuation, for a prefix the progress check says must finish.
+fn completed_fairly(model: &RebalanceModel, mut s: SystemState) -> SystemState {
+    for _ in 0..64 {
+        if s.coordinator.overall == Some(OverallStatus::Completed) {
+            break;
         }
+        let mut v = Vec::new();
+        model.enabled_actions(&s, &mut v);
+        let a = v
+            .into_iter()
+            .find(|a| model.is_obligatory(a))
+            .expect("an obligatory step is enabled until the rebalance is over");
+        s = model.step(&s, &a).unwrap().0;
     }
-    states
+    s
 }
 
 /// A stranded bucket of the switch: the lasso of LIVE-PROGRESS on `preset`, with its pinned
@@ -232,21 +204,8 @@ fn with_give_ups_the_stranded_bucket_ends_failed_and_the_fix_completes_it() {
         // Under the spec the same prefix, fairly continued, completes: the progress check of
         // the preset holds (`every_ci_preset_makes_progress`); here one continuation.
         let spec = RebalanceModel::new(progress_config(case.preset), BugSet::none());
-        let mut s = replay(&spec, &spec.init_state(), &kept.steps[..n])
-            .pop()
-            .unwrap();
-        for _ in 0..64 {
-            if s.coordinator.overall == Some(OverallStatus::Completed) {
-                break;
-            }
-            let mut v = Vec::new();
-            spec.enabled_actions(&s, &mut v);
-            let a = v
-                .into_iter()
-                .find(|a| spec.is_obligatory(a))
-                .expect("an obligatory step is enabled until the rebalance is over");
-            s = spec.step(&s, &a).unwrap().0;
-        }
+        let prefix = replay(&spec, &spec.init_state(), &kept.steps[..n]);
+        let s = completed_fairly(&spec, prefix.last().unwrap().clone());
         assert_eq!(
             s.coordinator.overall,
             Some(OverallStatus::Completed),
@@ -347,18 +306,8 @@ fn store_failures_through_the_window_give_up_for_their_cause() {
     // Without give-ups the same prefix completes once the faults stop.
     config.no_give_up = true;
     let progress = RebalanceModel::new(config, BugSet::none());
-    let mut s = replay(&progress, &progress.init_state(), &prefix)
-        .pop()
-        .unwrap();
-    for _ in 0..64 {
-        if s.coordinator.overall == Some(OverallStatus::Completed) {
-            break;
-        }
-        let mut v = Vec::new();
-        progress.enabled_actions(&s, &mut v);
-        let a = v.into_iter().find(|a| progress.is_obligatory(a)).unwrap();
-        s = progress.step(&s, &a).unwrap().0;
-    }
+    let states = replay(&progress, &progress.init_state(), &prefix);
+    let s = completed_fairly(&progress, states.last().unwrap().clone());
     assert_eq!(s.coordinator.overall, Some(OverallStatus::Completed));
 }
 
