@@ -65,7 +65,7 @@ mutants_out mutants-runs/model "$@"
 # replaces the one cargo-mutants would derive from it. Exit 2 means some mutant was missed: an
 # outcome here, not a failure of the script.
 status=0
-export REBALANCE_VERDICTS_ONLY=1
+export REBALANCE_VERDICTS_ONLY=1 NEXTEST_PROFILE=mutants
 cargo mutants --config .cargo/mutants-model.toml --baseline=skip --timeout 600 \
     --build-timeout 600 -o "$out" "${shard[@]}" || status=$?
 if [ "$status" -ne 0 ] && [ "$status" -ne 2 ] && [ "$status" -ne 3 ]; then
