@@ -144,3 +144,31 @@ fn f14_a_failed_deletion_marker_is_written_on_the_next_tick() {
     assert_eq!(tick.store_ops, 1);
     assert!(end.store.buckets.deleted[0] && end.coordinator.cache.deleted[0]);
 }
+
+/// F22 (F20's scenario under the spec): the leader of a leader-only bucket adopts the view R19
+/// sent after server 1's crash, then receives the refusal of its older proposal and parks; R20's
+/// resend was absorbed as a copy of the request it already held. The first Reconcile's election
+/// over `[2, 0, 1]` keeps leader 0, and R5 resends the current request (no write, no epoch
+/// change), which frees it: it proposes again, the ISR grows, the next Reconcile elects 2, whose
+/// ack completes the bucket. Model and manager agree on every step and on every expectation the
+/// trace states; an implementation replayed with `--sut` must too.
+#[test]
+fn f22_a_parked_leader_gets_the_current_request_again_at_the_reconcile() {
+    let trace = load("refused-leader-resent.json");
+    let ok = replay(&trace).expect("model and manager agree, expectations included");
+    assert_eq!(ok.steps, 33);
+    let run = agreed_run("refused-leader-resent.json", 33);
+    let parked = &run.states[7];
+    assert!(parked.view(0, 0).as_ref().unwrap().isr_rejected);
+    let reconcile = &run.outputs[15];
+    assert!(reconcile.rules.contains(Rule::R5));
+    assert_eq!(reconcile.store_ops, 0, "the resend writes nothing");
+    assert!(reconcile.sent.iter().any(|m| matches!(
+        m,
+        rebalance_model::Message::Nli(n) if n.to == 0 && n.bucket_epoch == 1
+    )));
+    assert_eq!(
+        run.states.last().unwrap().coordinator.status_of(0),
+        Some(BucketStatus::Completed)
+    );
+}
