@@ -1,70 +1,246 @@
-//! No two source files of a crate import each other, directly or through others: within each
-//! crate (and each binary), the files' `use` and path references to other modules of the same
-//! crate form a graph without cycles. A cycle means neither file can be read, tested or moved
-//! without the other; the layering the crates' docs describe (protocol below checks below
-//! views; projection types below their renderings) is only true while this holds.
+//! No two source files of a compilation unit import each other, directly or through others:
+//! within each library, binary, example, bench and test target of every workspace crate, the
+//! files' `use` and path references to other modules of the same target form a graph without
+//! cycles. A cycle means neither file can be read, tested or moved without the other; the
+//! layering the crates' docs describe (protocol below checks below views; projection types below
+//! their renderings) is only true while this holds.
 //!
-//! What counts as a reference: `crate::a::b`, `super::a`, `self::a` and, in `use` items, a first
-//! segment naming a child module (`use codec::X` in `stores/src/zk/mod.rs`), anywhere in a
-//! file's code outside comments and its `#[cfg(test)]` module. Declaring a child (`mod a;`) is
-//! not a reference. A path resolves to the deepest module of the crate it names.
+//! The files of a target are found the way the compiler finds them: from its root (`src/lib.rs`,
+//! `src/main.rs`, `src/bin/*`, `examples/*`, `benches/*`, `tests/*`), following each `mod NAME;`
+//! to `NAME.rs` or `NAME/mod.rs`, or to the file its `#[path = "..."]` names. What counts as a
+//! reference: `crate::a::b`, `super::a`, `self::a` and, in `use` items, a first segment naming a
+//! child module (`use codec::X` in `stores/src/zk/mod.rs`), anywhere in a file's code outside
+//! comments, string and character literals, and its `#[cfg(test)]` module. Declaring a child
+//! (`mod a;`) is not a reference. A path resolves to the deepest module of the target it names.
+//! Inline modules (`mod a { ... }`) count as part of their file.
 
 use crate::common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const CRATES: &[&str] = &["model", "impl", "stores", "wire", "conformance", "stdio"];
-
 /// One compilation unit's files: module path (segments below the unit's root) -> file.
 type Unit = BTreeMap<Vec<String>, PathBuf>;
 
-/// The units of one crate's `src/`: the library, `src/main.rs` and each `src/bin/NAME/`.
-fn units(src: &Path) -> Vec<Unit> {
-    let mut files = Vec::new();
-    common::files_with_ext(src, "rs", &mut files);
-    let mut lib = Unit::new();
-    let mut bins: BTreeMap<String, Unit> = BTreeMap::new();
-    for f in files {
-        let rel: Vec<String> = f
-            .strip_prefix(src)
-            .unwrap()
-            .iter()
-            .map(|c| c.to_string_lossy().into_owned())
-            .collect();
-        let (unit, rest) = match rel.as_slice() {
-            [main] if main == "main.rs" => (bins.entry("main".into()).or_default(), vec![]),
-            [bin, name, rest @ ..] if bin == "bin" => {
-                (bins.entry(name.clone()).or_default(), rest.to_vec())
-            }
-            [bin, _] if bin == "bin" => continue,
-            _ => (&mut lib, rel.clone()),
-        };
-        let mut module: Vec<String> = rest
-            .iter()
-            .map(|s| s.trim_end_matches(".rs").to_string())
-            .collect();
-        if matches!(
-            module.last().map(String::as_str),
-            Some("mod" | "lib" | "main")
-        ) {
-            module.pop();
-        }
-        unit.insert(module, f);
-    }
-    std::iter::once(lib).chain(bins.into_values()).collect()
+/// The workspace's crates, as the root manifest lists them: a crate added there is checked
+/// without a change here.
+fn crates(root: &Path) -> Vec<String> {
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("read Cargo.toml");
+    let line = manifest
+        .lines()
+        .find(|l| l.trim_start().starts_with("members"))
+        .expect("a members line in the workspace manifest");
+    line.split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
 }
 
-/// The file's code without comments and without its `#[cfg(test)]` module (by convention the
-/// last item of a file).
+/// The root files of a crate's targets: the library, the main binary, each `src/bin/` binary,
+/// and each example, bench and test (a file, or a folder with `main.rs`).
+fn target_roots(krate: &Path) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = ["src/lib.rs", "src/main.rs"]
+        .iter()
+        .map(|f| krate.join(f))
+        .filter(|p| p.is_file())
+        .collect();
+    for dir in ["src/bin", "examples", "benches", "tests"] {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(krate.join(dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() && p.join("main.rs").is_file() {
+                roots.push(p.join("main.rs"));
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                roots.push(p);
+            }
+        }
+    }
+    roots
+}
+
+/// The unit whose root is `root`: every file reachable through `mod` declarations.
+fn unit_from(root: &Path) -> Unit {
+    let mut unit = Unit::new();
+    let mut todo = vec![(Vec::new(), root.to_path_buf(), true)];
+    while let Some((module, file, mod_rs)) = todo.pop() {
+        let text = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("read {}: {e}", file.display()));
+        let dir = file.parent().expect("a file's folder");
+        // Children of `a/b.rs` live in `a/b/`; of a root or `mod.rs`, beside it.
+        let children_dir = if mod_rs {
+            dir.to_path_buf()
+        } else {
+            dir.join(file.file_stem().expect("a file name"))
+        };
+        for (name, path) in declared_modules(&text) {
+            let (child, child_mod_rs) = match path {
+                Some(p) => {
+                    let child = dir.join(p);
+                    let is_mod_rs = child.file_name().is_some_and(|n| n == "mod.rs");
+                    (child, is_mod_rs)
+                }
+                None => {
+                    let flat = children_dir.join(format!("{name}.rs"));
+                    if flat.is_file() {
+                        (flat, false)
+                    } else {
+                        (children_dir.join(&name).join("mod.rs"), true)
+                    }
+                }
+            };
+            assert!(
+                child.is_file(),
+                "{} declares `mod {name};` but {} is not a file",
+                file.display(),
+                child.display()
+            );
+            let mut m = module.clone();
+            m.push(name);
+            todo.push((m, child, child_mod_rs));
+        }
+        unit.insert(module, file);
+    }
+    unit
+}
+
+/// The `mod NAME;` declarations of a file's code (outside its test module), each with the path
+/// its `#[path = "..."]` attribute gives, if any.
+fn declared_modules(text: &str) -> Vec<(String, Option<String>)> {
+    let code = code(text);
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = code[from..].find("mod ") {
+        let at = from + i;
+        from = at + 4;
+        if code[..at]
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let Some((name, tail)) = ident(code[from..].trim_start()) else {
+            continue;
+        };
+        if !tail.trim_start().starts_with(';') {
+            continue; // an inline module, part of this file
+        }
+        // The attributes of this item: back to the end of the previous item.
+        let item_start = code[..at].rfind([';', '}', '{']).map_or(0, |j| j + 1);
+        let path = code[item_start..at].find("#[path").map(|j| {
+            // The literal is blanked in `code`; read it from the text at the same offsets.
+            let attr = &text[item_start + j..at];
+            let lit = attr
+                .split('"')
+                .nth(1)
+                .expect("#[path = \"...\"] has a string");
+            lit.to_string()
+        });
+        out.push((name.to_string(), path));
+    }
+    out
+}
+
+/// The file's code without comments, string and character literals (each byte of them a
+/// space, newlines kept, so offsets match the text) and without its `#[cfg(test)]` module (by
+/// convention the last item of a file). Lifetimes (`'a`) are code.
 fn code(text: &str) -> String {
-    let text = &text[..test_module_start(text).unwrap_or(text.len())];
-    text.lines()
-        .map(|l| match l.find("//") {
-            Some(i) => &l[..i],
-            None => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    let mut code = blank_comments_and_literals(text);
+    code.truncate(test_module_start(&code).unwrap_or(code.len()));
+    code
+}
+
+fn blank_comments_and_literals(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = b.to_vec();
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for x in &mut out[from..to] {
+            if *x != b'\n' {
+                *x = b' ';
+            }
+        }
+    };
+    let word = |i: usize| i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &b[i..];
+        let end = if rest.starts_with(b"//") {
+            i + rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len())
+        } else if rest.starts_with(b"/*") {
+            // Block comments nest.
+            let (mut depth, mut j) = (0usize, i);
+            loop {
+                if j >= b.len() {
+                    break j;
+                }
+                if b[j..].starts_with(b"/*") {
+                    depth += 1;
+                    j += 2;
+                } else if b[j..].starts_with(b"*/") {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break j;
+                    }
+                } else {
+                    j += 1;
+                }
+            }
+        } else if let Some(len) = raw_string_start(b, i).filter(|_| !word(i) || b[i - 1] == b'b') {
+            // r"..", r#".."#, br#".."#: no escapes, ends at the quote and as many `#`.
+            let hashes = len - 2;
+            let mut close = vec![b'"'];
+            close.extend(std::iter::repeat_n(b'#', hashes));
+            let body = i + len;
+            b[body..]
+                .windows(close.len())
+                .position(|w| w == close.as_slice())
+                .map_or(b.len(), |p| body + p + close.len())
+        } else if b[i] == b'"' {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            (j + 1).min(b.len())
+        } else if b[i] == b'\'' {
+            char_literal_end(text, i).unwrap_or(i + 1)
+        } else {
+            i + 1
+        };
+        if end > i + 1 {
+            blank(&mut out, i, end);
+        }
+        i = end.max(i + 1);
+    }
+    String::from_utf8(out).expect("only ASCII spaces replace bytes")
+}
+
+/// The length of `r"`, `r#"`, `r##"`... starting at `i` (the `r`), if one does.
+fn raw_string_start(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'r') {
+        return None;
+    }
+    let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+    (b.get(i + 1 + hashes) == Some(&b'"')).then_some(hashes + 2)
+}
+
+/// Where a character literal starting at `i` (a `'`) ends, or None for a lifetime or label.
+fn char_literal_end(text: &str, i: usize) -> Option<usize> {
+    let rest = &text[i + 1..];
+    if let Some(esc) = rest.strip_prefix('\\') {
+        // '\n', '\'', '\\', '\u{1F600}', '\x7f'
+        let close = esc.get(1..)?.find('\'')? + 1;
+        return Some(i + 1 + 1 + close + 1);
+    }
+    let c = rest.chars().next()?;
+    rest[c.len_utf8()..]
+        .starts_with('\'')
+        .then(|| i + 1 + c.len_utf8() + 1)
 }
 
 /// Where an inline `#[cfg(test)] mod NAME {` begins (other attributes may come between): inside
@@ -283,7 +459,7 @@ fn exports(unit: &Unit) -> Exports {
 
 /// Whether a module's file defines an item called `name`.
 fn defines(file: &Path, name: &str) -> bool {
-    let text = std::fs::read_to_string(file).expect("read source");
+    let text = code(&std::fs::read_to_string(file).expect("read source"));
     ["struct", "enum", "type", "fn", "const", "trait", "static"]
         .iter()
         .any(|kind| {
@@ -367,19 +543,21 @@ fn graph_of(unit: &Unit) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
 }
 
 #[test]
-fn no_two_files_of_a_crate_import_each_other() {
+fn no_two_files_of_a_target_import_each_other() {
     let root = common::repo_root();
     let mut found = Vec::new();
-    let mut files = 0;
-    for krate in CRATES {
-        for unit in units(&root.join(krate).join("src")) {
+    let (mut files, mut targets) = (0, 0);
+    for krate in crates(&root) {
+        for target in target_roots(&root.join(&krate)) {
+            let unit = unit_from(&target);
             files += unit.len();
+            targets += 1;
             let graph = graph_of(&unit);
-            let name = |p: &PathBuf| p.strip_prefix(&root).unwrap().display().to_string();
+            let name = |p: &PathBuf| p.strip_prefix(&root).unwrap_or(p).display().to_string();
             for cycle in cycles(&graph) {
                 // Each edge inside the cycle, so the report says which import to remove.
                 let inside: BTreeSet<&PathBuf> = cycle.iter().collect();
-                let mut text = format!("a cycle of {} files:", cycle.len());
+                let mut text = format!("a cycle of {} files in {}:", cycle.len(), name(&target));
                 for from in &cycle {
                     for to in graph[from].iter().filter(|t| inside.contains(t)) {
                         text.push_str(&format!("\n  {} -> {}", name(from), name(to)));
@@ -389,36 +567,155 @@ fn no_two_files_of_a_crate_import_each_other() {
             }
         }
     }
-    assert!(files > 50, "only {files} source files found: wrong root?");
+    assert!(
+        files > 100 && targets > 20,
+        "only {files} files in {targets} targets found: wrong root?"
+    );
     assert!(found.is_empty(), "import cycles:\n{}", found.join("\n"));
+}
+
+/// A made-up crate in a fresh temporary folder, its files written from (path, text) pairs;
+/// removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str, files: &[(&str, &str)]) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("import-cycles-{tag}-{}", std::process::id()));
+        for (path, text) in files {
+            let p = dir.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        Scratch(dir)
+    }
+
+    /// The graph of the unit rooted at `root`, as file names relative to `src`.
+    fn edges(&self, root: &str) -> BTreeMap<String, BTreeSet<String>> {
+        let src = self.0.join("src");
+        let rel = |p: &PathBuf| p.strip_prefix(&src).unwrap().display().to_string();
+        graph_of(&unit_from(&self.0.join(root)))
+            .iter()
+            .map(|(from, to)| (rel(from), to.iter().map(rel).collect()))
+            .collect()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn edges(pairs: &[(&str, &[&str])]) -> BTreeMap<String, BTreeSet<String>> {
+    pairs
+        .iter()
+        .map(|(f, to)| (f.to_string(), to.iter().map(|t| t.to_string()).collect()))
+        .collect()
 }
 
 /// The check sees a cycle when there is one: two modules of a made-up unit that use each other,
 /// one by `crate::`, the other by `super::` and a child `use`.
 #[test]
 fn a_cycle_through_crate_super_and_child_paths_is_found() {
-    let dir = std::env::temp_dir().join(format!("import-cycles-{}", std::process::id()));
-    let src = dir.join("src");
-    std::fs::create_dir_all(src.join("a")).unwrap();
-    std::fs::write(src.join("lib.rs"), "mod a;\nmod b;\n").unwrap();
-    std::fs::write(
-        src.join("a/mod.rs"),
-        "mod c;\nuse c::{Thing, other::{X}};\n",
-    )
-    .unwrap();
-    std::fs::write(
-        src.join("a/c.rs"),
-        "// use crate::b; (a comment)\nuse crate::b::Y;\n",
-    )
-    .unwrap();
-    std::fs::write(src.join("b.rs"), "fn f() { super::a::g() }\n").unwrap();
-    let units = units(&src);
-    let found = cycles(&graph_of(&units[0]));
-    std::fs::remove_dir_all(&dir).unwrap();
-    assert_eq!(found.len(), 1, "{found:?}");
-    let names: Vec<String> = found[0]
+    let scratch = Scratch::new(
+        "paths",
+        &[
+            ("src/lib.rs", "mod a;\nmod b;\n"),
+            ("src/a/mod.rs", "mod c;\nuse c::{Thing, other::{X}};\n"),
+            (
+                "src/a/c.rs",
+                "// use crate::b; (a comment)\nuse crate::b::Y;\n",
+            ),
+            ("src/b.rs", "fn f() { super::a::g() }\n"),
+        ],
+    );
+    let graph = scratch.edges("src/lib.rs");
+    let found = cycles(&graph_of(&unit_from(&scratch.0.join("src/lib.rs"))));
+    assert_eq!(found.len(), 1, "{graph:?}");
+    assert_eq!(
+        graph,
+        edges(&[
+            ("lib.rs", &[]),
+            ("a/mod.rs", &["a/c.rs"]),
+            ("a/c.rs", &["b.rs"]),
+            ("b.rs", &["a/mod.rs"]),
+        ])
+    );
+}
+
+/// Code is read as the compiler reads it: a `//` inside a string (`"http://"`) does not hide
+/// the rest of its line, paths inside string, raw string and block comments are not references,
+/// a `'"'` does not open a string, a lifetime does not open a character, and `#[path]` leads to
+/// the file it names. Each decoy below would add the edge b.rs -> a.rs, or hide a -> b.
+#[test]
+fn strings_comments_and_path_attributes_are_read_as_the_compiler_reads_them() {
+    let scratch = Scratch::new(
+        "lexer",
+        &[
+            (
+                "src/lib.rs",
+                "mod a;\nmod b;\n#[path = \"elsewhere/c_file.rs\"]\nmod c;\n",
+            ),
+            (
+                "src/a.rs",
+                "pub fn f() { let _q = '\"'; let _u = \"http://h\"; crate::b::g() }\n",
+            ),
+            (
+                "src/b.rs",
+                "/* crate::a /* nested */ crate::a */\n\
+                 const S: &str = r#\"crate::a \"quoted\" \"#;\n\
+                 const T: &str = \"say \\\"crate::a\\\"\";\n\
+                 fn h<'x>(s: &'x str) -> char { let _ = s; '\\'' }\n\
+                 pub fn g() { crate::c::k() }\n",
+            ),
+            ("src/elsewhere/c_file.rs", "pub fn k() { super::a::f() }\n"),
+        ],
+    );
+    assert_eq!(
+        scratch.edges("src/lib.rs"),
+        edges(&[
+            ("lib.rs", &[]),
+            ("a.rs", &["b.rs"]),
+            ("b.rs", &["elsewhere/c_file.rs"]),
+            ("elsewhere/c_file.rs", &["a.rs"]),
+        ])
+    );
+}
+
+/// Examples, benches and tests are targets too: an example's two files that use each other are
+/// a cycle, found from `examples/NAME/main.rs`.
+#[test]
+fn example_targets_are_read() {
+    let scratch = Scratch::new(
+        "example",
+        &[
+            ("src/lib.rs", "pub fn lib() {}\n"),
+            (
+                "examples/tool/main.rs",
+                "mod one;\nmod two;\nfn main() {}\n",
+            ),
+            (
+                "examples/tool/one.rs",
+                "use crate::two::B;\npub struct A;\n",
+            ),
+            (
+                "examples/tool/two.rs",
+                "use crate::one::A;\npub struct B;\n",
+            ),
+            ("benches/speed.rs", "fn main() {}\n"),
+        ],
+    );
+    let roots: Vec<String> = target_roots(&scratch.0)
         .iter()
-        .map(|p| p.strip_prefix(&src).unwrap().display().to_string())
+        .map(|p| p.strip_prefix(&scratch.0).unwrap().display().to_string())
         .collect();
-    assert_eq!(names, ["a/c.rs", "a/mod.rs", "b.rs"]);
+    assert_eq!(
+        roots,
+        ["src/lib.rs", "examples/tool/main.rs", "benches/speed.rs"]
+    );
+    let found = cycles(&graph_of(&unit_from(
+        &scratch.0.join("examples/tool/main.rs"),
+    )));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].len(), 2);
 }

@@ -23,13 +23,23 @@ use std::sync::{Mutex, OnceLock};
 /// takes the same indices after `#`: `http://ADDR/#/steps/0/3/1` ([`stateright_address`]); our
 /// page at `/` forwards that form.
 pub fn address(addr: &str, indices: &[usize]) -> String {
-    format!("http://{addr}{}", crate::view::web::page::href(indices))
+    format!("http://{addr}{}", route(indices))
 }
 
 /// The address of the same path in Stateright 0.31.0's UI (`ui/app.js` fetches `/.states/0/3`
 /// and picks the step whose `actionIndex` is 1).
 pub fn stateright_address(addr: &str, indices: &[usize]) -> String {
-    format!("http://{addr}/#{}", crate::view::web::page::href(indices))
+    format!("http://{addr}/#{}", route(indices))
+}
+
+/// The route of a path on our Explorer's pages: `/steps/0/3/1`. It lives here, below the
+/// pages, because both the addresses above and the pages' links are built from it.
+pub fn route(indices: &[usize]) -> String {
+    let mut out = String::from("/steps/0");
+    for i in indices {
+        let _ = write!(out, "/{i}");
+    }
+    out
 }
 
 /// A state as the Explorer shows it: `Debug` is [`state_text`].

@@ -338,13 +338,13 @@ fn the_pages_refuse_bad_addresses_and_show_the_checks_own_verdicts() {
         rebalance_model::check::shortest::first_discoveries(&model, &["INV-COMPLETED-AT-TARGET"]);
     let link = format!(
         "VIOLATED: <a href='{}'>",
-        rebalance_model::view::web::page::href(&cx[0].indices)
+        rebalance_model::view::explorer::route(&cx[0].indices)
     );
     assert!(page.contains(&link), "{link} not in {page}");
     // On the counterexample's own page, the check's column says it is this path.
     let here = ex.respond(
         false,
-        &rebalance_model::view::web::page::href(&cx[0].indices),
+        &rebalance_model::view::explorer::route(&cx[0].indices),
     );
     assert!(
         here.body

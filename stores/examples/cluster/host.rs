@@ -12,8 +12,8 @@ use rebalance_stores::GroupCommit;
 use rebalance_wire::log::{LogWriter, Recorded, StoreOps};
 
 use crate::args::Args;
+use crate::failure::Failure;
 use crate::store::{open_store, zk_server, AnyStore, Counted};
-use crate::Failure;
 
 /// The store as the host holds it: counted for the figures, around a store that counts each
 /// input's operations for the log, around the batching adapter.

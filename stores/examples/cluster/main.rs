@@ -10,11 +10,13 @@
 //! `--help` says more. The files: `args` (the command line), `store` (the stores behind one
 //! type, counted for the figures and for `--kill-at-store-op`), `host` (group commit's host
 //! procedure around one incarnation), `run` (setup and the loop that takes inputs) and this one
-//! (the summary).
+//! (the summary); `failure` is why a run stopped early, which the others return and this
+//! one turns into an exit code.
 
 mod args;
 #[path = "../common/cluster_plan.rs"]
 mod cluster_plan;
+mod failure;
 mod host;
 mod run;
 mod store;
@@ -24,18 +26,9 @@ use std::process::ExitCode;
 use rebalance_manager::OverallStatus;
 
 use args::{parse_args, Args, HELP};
+use failure::Failure;
 use host::HostLoop;
 use run::run;
-
-const SERVERS: u32 = 8;
-
-/// Why the run stopped early.
-enum Failure {
-    /// Arguments that do not fit the store (exit 2).
-    Usage(String),
-    Store(String),
-    Invariant(String),
-}
 
 /// The summary's recovery figure, or why there is none: a `--crash-coordinator-at` (or
 /// `--zk-outage-at`) beyond the run's last input injected nothing, which the summary says rather

@@ -12,9 +12,9 @@ use rebalance_wire::log::LogWriter;
 
 use crate::args::{Args, StoreArg};
 use crate::cluster_plan::plan_for;
+use crate::failure::Failure;
 use crate::host::{Host, HostLoop, Log, Stop};
-use crate::store::{open_store, zk_server, FAIL_FLUSH_AT, KILL_AT};
-use crate::{Failure, SERVERS};
+use crate::store::{open_store, zk_server, FAIL_FLUSH_AT, KILL_AT, SERVERS};
 
 const SLOW_FOR_MS: u64 = 200_000;
 

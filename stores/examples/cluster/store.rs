@@ -11,7 +11,11 @@ use rebalance_stores::{FileStore, FileStoreError, FileStoreOptions};
 
 use crate::args::{Args, StoreArg};
 use crate::cluster_plan::initial;
-use crate::{Failure, SERVERS};
+use crate::failure::Failure;
+
+/// The simulated cluster's tablet servers: the initial state every store starts from holds
+/// them, and the plans move buckets among them.
+pub(crate) const SERVERS: u32 = 8;
 
 /// `--kill-at-store-op`: the process's store operations so far, and the one after which it dies.
 pub(crate) static STORE_OPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

@@ -15,17 +15,33 @@
 //! **At the end of the liveness phase**: the liveness goals of spec 7.3, within the bound of
 //! [`LivenessBound`].
 
-use rebalance_manager::{BucketId, BucketStatus, OverallStatus};
+use rebalance_manager::{BucketId, BucketStatus, Manager, OverallStatus, PersistedState};
 
-use crate::world::World;
+use crate::store::CoreFaults;
+
+/// What the checks read of the simulated world. `world.rs` calls the checks and hands them this
+/// view, so that they need nothing else of it (and it nothing of them but these functions).
+pub struct Seen<'a> {
+    /// The running incarnation.
+    pub m: &'a Manager<CoreFaults>,
+    /// The buckets the run started with.
+    pub buckets: u32,
+    /// What the store has made durable.
+    pub durable: &'a PersistedState,
+    /// Messages on the network.
+    pub in_flight: usize,
+    pub max_inflight: usize,
+    /// Attempts the last recovery restored as tracked.
+    pub restored: usize,
+}
 
 /// Per-input checks: `touched`, the buckets the input wrote, and `bucket`, the one it was about.
 pub fn after_input(
-    w: &World,
+    w: &Seen<'_>,
     touched: &[BucketId],
     bucket: Option<BucketId>,
 ) -> Result<(), String> {
-    let m = w.m();
+    let m = w.m;
     let core = m.store();
     if let Some(v) = &core.violation {
         return Err(v.clone());
@@ -36,23 +52,22 @@ pub fn after_input(
     let c = m.counts();
     let flags = m.flags();
     if let Some(rid) = m.rid() {
-        if c.total() != w.plan().buckets.len() {
+        if c.total() != w.m.plan().buckets.len() {
             return Err(format!(
                 "INV-STRUCTURE: {} statuses for a plan of {} (rebalance {rid})",
                 c.total(),
-                w.plan().buckets.len()
+                w.m.plan().buckets.len()
             ));
         }
     }
-    if c.rebalancing > w.max_inflight() {
+    if c.rebalancing > w.max_inflight {
         return Err(format!(
             "INV-SLOT: {} running > max_inflight {}",
-            c.rebalancing,
-            w.max_inflight()
+            c.rebalancing, w.max_inflight
         ));
     }
     let tracked_cap = m.config().max_tracked_timed_out;
-    let bound = (tracked_cap + w.max_inflight() - 1).max(w.restored());
+    let bound = (tracked_cap + w.max_inflight - 1).max(w.restored);
     if c.rebalancing + c.timeout > bound {
         return Err(format!(
             "INV-TRACKED-BOUND: {} running + {} tracked > {bound}",
@@ -83,8 +98,8 @@ pub fn after_input(
 }
 
 /// The invariants of one bucket.
-fn check_bucket(w: &World, b: BucketId) -> Result<(), String> {
-    let m = w.m();
+fn check_bucket(w: &Seen<'_>, b: BucketId) -> Result<(), String> {
+    let m = w.m;
     let cached = m.bucket(b);
     let stored = m.store().logical(b);
     if cached != stored {
@@ -113,7 +128,11 @@ fn check_bucket(w: &World, b: BucketId) -> Result<(), String> {
         }
     }
     if status == Some(BucketStatus::NotStarted) {
-        let entry = w.plan().buckets.get(b as usize).filter(|(pb, _)| *pb == b);
+        let entry =
+            w.m.plan()
+                .buckets
+                .get(b as usize)
+                .filter(|(pb, _)| *pb == b);
         if let (Some((_, e)), Some(rec)) = (entry, cached) {
             if rec.assignment != e.ors {
                 return Err(format!(
@@ -154,12 +173,12 @@ pub struct LivenessBound {
 }
 
 impl LivenessBound {
-    pub fn at(w: &World) -> LivenessBound {
-        let c = w.m().config();
+    pub fn at(w: &Seen<'_>) -> LivenessBound {
+        let c = w.m.config();
         let interval = c.check_interval_ms;
         // Buckets not final yet; all of them if no rebalance is stored (the client registers).
-        let counts = w.m().counts();
-        let open = match w.m().rid() {
+        let counts = w.m.counts();
+        let open = match w.m.rid() {
             Some(_) => counts.not_started + counts.in_progress(),
             None => w.buckets as usize,
         } as u64;
@@ -168,7 +187,7 @@ impl LivenessBound {
         let waves = open / width + 1;
         LivenessBound {
             ticks: waves * period + 8,
-            inputs: 40 * open + 10 * w.in_flight() as u64 + 10 * waves * period * width + 10_000,
+            inputs: 40 * open + 10 * w.in_flight as u64 + 10 * waves * period * width + 10_000,
         }
     }
 
@@ -191,8 +210,8 @@ impl LivenessBound {
 }
 
 /// The liveness goals of spec 7.3 at the end of the liveness phase, every server up.
-pub fn liveness_goals(w: &World) -> Result<(), String> {
-    let m = w.m();
+pub fn liveness_goals(w: &Seen<'_>) -> Result<(), String> {
+    let m = w.m;
     let flags = m.flags();
     let c = m.counts();
     if flags.recovery_pending {
@@ -212,7 +231,7 @@ pub fn liveness_goals(w: &World) -> Result<(), String> {
             flags.finalize_pending
         ));
     }
-    let durable = w.durable();
+    let durable = w.durable;
     match &durable.task {
         Some(t) if Some(t.id) == m.rid() && t.status == overall.task_status() => {}
         t => {
@@ -222,7 +241,7 @@ pub fn liveness_goals(w: &World) -> Result<(), String> {
             ))
         }
     }
-    for (b, e) in &w.plan().buckets {
+    for (b, e) in &w.m.plan().buckets {
         let rec = &durable.cluster.buckets[b];
         if m.bucket_status(*b) != Some(BucketStatus::Failed) {
             let set = |v: &[u32]| v.iter().copied().collect::<std::collections::BTreeSet<_>>();

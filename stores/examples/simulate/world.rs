@@ -8,7 +8,7 @@ use std::time::Instant;
 use rebalance_manager::sim::{Cluster, Msg, Rng};
 use rebalance_manager::{
     BucketId, BucketRecord, BucketStatus, Config, Effect, Event, Input, Manager, MemStore,
-    OverallStatus, Plan, Reply, ServerId,
+    OverallStatus, Reply, ServerId,
 };
 use rebalance_stores::group_commit::{released_durable, Outbox};
 use rebalance_stores::GroupCommit;
@@ -193,7 +193,7 @@ impl World {
         self.out.fault_inputs = self.out.inputs;
         self.stop_faults()?;
         let failed_before = self.failed_buckets();
-        let bound = checks::LivenessBound::at(self);
+        let bound = checks::LivenessBound::at(&self.seen());
         let (inputs0, now0) = (self.out.inputs, self.now);
         while !self.finished() {
             if !self.step()? {
@@ -231,7 +231,8 @@ impl World {
                 failed_after.len()
             )));
         }
-        checks::liveness_goals(self).map_err(|why| self.fail(format!("liveness: {why}")))?;
+        checks::liveness_goals(&self.seen())
+            .map_err(|why| self.fail(format!("liveness: {why}")))?;
         self.full_check()?;
         let c = self.m().counts();
         self.out.status = self.m().overall();
@@ -247,6 +248,7 @@ impl World {
     /// The plan's FAILED buckets, ascending (one pass over the plan).
     fn failed_buckets(&self) -> Vec<BucketId> {
         let mut failed: Vec<BucketId> = self
+            .m()
             .plan()
             .buckets
             .iter()
@@ -440,7 +442,7 @@ impl World {
             self.restored = self.m().counts().timeout;
         }
         let touched = std::mem::take(&mut self.m_mut().store_mut().touched);
-        checks::after_input(self, &touched, input_bucket).map_err(|why| self.fail(why))?;
+        checks::after_input(&self.seen(), &touched, input_bucket).map_err(|why| self.fail(why))?;
         if self.out.inputs.is_multiple_of(self.full_every) {
             self.full_due = true;
         }
@@ -556,20 +558,16 @@ impl World {
 
     // ---- for the checks ----
 
-    pub fn max_inflight(&self) -> usize {
-        self.mix.max_inflight
-    }
-
-    pub fn restored(&self) -> usize {
-        self.restored
-    }
-
-    pub fn plan(&self) -> &Plan {
-        self.m().plan()
-    }
-
-    pub fn durable(&self) -> &rebalance_manager::PersistedState {
-        self.flush_faults().durable.state()
+    /// What the checks read (`checks::Seen`).
+    fn seen(&self) -> checks::Seen<'_> {
+        checks::Seen {
+            m: self.m(),
+            buckets: self.buckets,
+            durable: self.flush_faults().durable.state(),
+            in_flight: self.cluster.net.len(),
+            max_inflight: self.mix.max_inflight,
+            restored: self.restored,
+        }
     }
 
     pub fn progress_line(&self) -> String {
@@ -583,9 +581,5 @@ impl World {
             c.failed,
             self.out.incarnations
         )
-    }
-
-    pub fn in_flight(&self) -> usize {
-        self.cluster.net.len()
     }
 }

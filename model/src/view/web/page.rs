@@ -9,7 +9,8 @@ use super::path::{self, Kind, Mark, PropertyMark, Walked};
 use super::verdicts::Status;
 use crate::check::checker::Verdict;
 use crate::model::RebalanceModel;
-use crate::view::{describe, explorer};
+use crate::view::describe;
+use crate::view::explorer::{self, route};
 use std::fmt::Write;
 
 /// Text made safe inside HTML elements and attribute values.
@@ -24,15 +25,6 @@ pub fn escape(text: &str) -> String {
             '\'' => out.push_str("&#39;"),
             c => out.push(c),
         }
-    }
-    out
-}
-
-/// The address of a path: `/steps/0/3/1`.
-pub fn href(indices: &[usize]) -> String {
-    let mut out = String::from("/steps/0");
-    for i in indices {
-        let _ = write!(out, "/{i}");
     }
     out
 }
@@ -127,7 +119,7 @@ fn check_cell(status: &Status, name: &str, here: Option<&[usize]>) -> String {
         ),
         Verdict::Violated(Some(cx)) => format!(
             "VIOLATED: <a href='{}'>shortest counterexample, {} steps</a>",
-            href(&cx.indices),
+            route(&cx.indices),
             cx.indices.len()
         ),
         Verdict::Violated(None) => "VIOLATED".into(),
@@ -243,7 +235,7 @@ fn trace(model: &RebalanceModel, w: &Walked, out: &mut String) {
             out,
             "<li{}><a href='{}' title='{}'>{}</a></li>",
             if i + 1 == here { " class='here'" } else { "" },
-            href(&w.indices[..=i]),
+            route(&w.indices[..=i]),
             escape(&describe::step(model, &w.states[i], a).unwrap_or_default()),
             escape(&describe::short_action(a))
         );
@@ -314,7 +306,7 @@ fn next(model: &RebalanceModel, w: &Walked, out: &mut String) {
                 let _ = write!(
                     out,
                     "<li><a href='{}'>{label}</a>{beyond}<br><span class='outcome'>{}</span></li>",
-                    href(&indices),
+                    route(&indices),
                     escape(&describe::step(model, s, a).unwrap_or_default())
                 );
             }
