@@ -140,8 +140,52 @@ fn the_seeds_of_findings_f20_and_f23_pass() {
 
 #[test]
 fn bad_arguments_are_a_usage_error() {
-    let (code, _) = run(simulate().args(["--buckets", "0"]));
-    assert_eq!(code, Some(2));
+    for (args, says) in [
+        (
+            &["--buckets", "0"][..],
+            "invalid value '0' for '--buckets <N>': expected 1 to 1000000",
+        ),
+        (
+            &["--seed", "0xg"],
+            "invalid value '0xg' for '--seed <S>': not a number",
+        ),
+        (
+            &["--swarm", "0"],
+            "invalid value '0' for '--swarm <K>': expected a count from 1",
+        ),
+        (
+            &["--jobs", "65"],
+            "invalid value '65' for '--jobs <J>': expected 1 to 64",
+        ),
+        (&["--frobnicate"], "unexpected argument '--frobnicate'"),
+    ] {
+        let out = simulate().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?} ran");
+    }
+    let out = simulate()
+        .env("SIMULATE_PLANT", "nonsense")
+        .arg("--buckets")
+        .arg("1")
+        .output();
+    assert_eq!(out.unwrap().status.code(), Some(2));
     let out = simulate().arg("--help").output().unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("--swarm K"));
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0));
+    for says in [
+        "--swarm <K>",
+        "--full-check-every <N>",
+        "SIMULATE_PLANT",
+        "Exit codes:",
+    ] {
+        assert!(help.contains(says), "{says} not in: {help}");
+    }
+    let out = simulate().arg("--version").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("simulate (rebalance-stores {})", env!("CARGO_PKG_VERSION"))
+    );
 }

@@ -18,6 +18,8 @@ mod args;
 mod cluster_plan;
 mod failure;
 mod host;
+#[path = "../common/numbers.rs"]
+mod numbers;
 mod run;
 mod store;
 
@@ -25,7 +27,7 @@ use std::process::ExitCode;
 
 use rebalance_manager::OverallStatus;
 
-use args::{parse_args, Args, HELP};
+use args::Args;
 use failure::Failure;
 use host::HostLoop;
 use run::run;
@@ -78,22 +80,11 @@ fn end_quietly_on_broken_pipe() {
 
 fn main() -> ExitCode {
     end_quietly_on_broken_pipe();
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let args = match parse_args(&argv) {
-        Ok(Some(a)) => a,
-        Ok(None) => {
-            print!("{HELP}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("error: {e}\n(see --help)");
-            return ExitCode::from(2);
-        }
-    };
+    let args = args::parse();
     let (mut host, wall) = match run(&args) {
         Ok(r) => r,
         Err(Failure::Usage(e)) => {
-            eprintln!("error: {e}\n(see --help)");
+            eprintln!("error: {e}\n\nFor more information, try '--help'.");
             return ExitCode::from(2);
         }
         Err(Failure::Store(e)) => {

@@ -4,12 +4,14 @@
 //! The files: `mix` (the faults a seed draws), `store` (the simulated store and its faults on
 //! both sides of the batching adapter), `world` (one run: the host, the cluster, the phases),
 //! `checks` (what is checked after every input, periodically and at the end) and this one (the
-//! command line, the swarm and the reproducer lines).
+//! command line, clap's, the swarm and the reproducer lines).
 
 mod checks;
 #[path = "../common/cluster_plan.rs"]
 mod cluster_plan;
 mod mix;
+#[path = "../common/numbers.rs"]
+mod numbers;
 mod store;
 mod world;
 
@@ -17,15 +19,12 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use clap::Parser;
 use mix::Mix;
 use world::{Outcome, Plant, World};
 
-const HELP: &str = "\
-simulate: a rebalance through every fault, from one seed, checked after every input
-
-USAGE:
-    cargo run --release -p rebalance-stores --example simulate -- [--seed S] [--buckets N]
-        [--swarm K] [--jobs J] [--full-check-every N] [--quiet]
+const ABOUT: &str = "\
+A rebalance through every fault, from one seed, checked after every input.
 
 One run (a seed) is the rebalance manager on the group-commit host over a simulated store,
 against a simulated cluster of 8 tablet servers (replication factor 3), all in one thread. The
@@ -46,98 +45,52 @@ Checked after every input: every released message and reply against the durable 
 the input wrote or was about (INV-CONTEXT-COHERENT, INV-STRUCTURE, INV-ONE-ATTEMPT,
 INV-PENDING-AT-ORIGIN); the counters (INV-STRUCTURE, INV-SLOT, INV-TRACKED-BOUND,
 INV-FINAL-PERSISTED). Every --full-check-every inputs, after each recovery and at the end: the
-manager's whole check_invariants, store parts included.
+manager's whole check_invariants, store parts included.";
 
-OPTIONS:
-    --seed S                the seed (default 1), decimal or 0x-hex; with --swarm, the first
-    --buckets N             buckets, 1 to 1000000 (default 1000000)
-    --swarm K               K runs, seeds S to S+K-1, each with its own fault mix; prints one
-                            line per run and how many passed
-    --jobs J                runs at once in a swarm (default 2)
-    --full-check-every N    inputs between the full checks (default: the number of buckets, at
-                            least 10000)
-    --quiet                 no progress lines on stderr
-    -h, --help              this text
-
+const AFTER_HELP: &str = "\
 A failing run prints one line that reproduces it:
     FAILED seed S: ... (reproduce: cargo run --release -p rebalance-stores --example simulate -- --seed S --buckets N)
 
 SIMULATE_PLANT=early-release|drop-write|short-give-up plants a bug (the host releases effects
 before their batch is durable; a flush loses a write; the manager's no-progress window is 1 ms,
-so a tracked bucket still converging when the faults stop ends FAILED)
-for the self-check that the checks catch it.
+so a tracked bucket still converging when the faults stop ends FAILED), for the self-check that
+the checks catch it.
 
-EXIT CODES:
+Example:
+    cargo run --release -p rebalance-stores --example simulate -- --swarm 200 --buckets 500
+
+Exit codes:
     0  every run passed
     1  a run failed (its reproducer line says which)
-    2  bad usage
-";
+    2  bad usage";
 
+#[derive(Parser)]
+#[command(
+    name = "simulate",
+    version = concat!("(", env!("CARGO_PKG_NAME"), " ", env!("CARGO_PKG_VERSION"), ")"),
+    about = ABOUT,
+    after_help = AFTER_HELP
+)]
 struct Args {
+    /// The seed, decimal or 0x-hex; with --swarm, the first.
+    #[arg(long, value_name = "S", default_value = "1", value_parser = numbers::seed)]
     seed: u64,
+    /// Buckets, 1 to 1000000.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = numbers::within(1u32, 1_000_000))]
     buckets: u32,
+    /// K runs, seeds S to S+K-1, each with its own fault mix; prints one line per run and how
+    /// many passed.
+    #[arg(long, value_name = "K", value_parser = numbers::count_from_one)]
     swarm: Option<u64>,
+    /// Runs at once in a swarm.
+    #[arg(long, value_name = "J", default_value_t = 2, value_parser = numbers::within(1usize, 64))]
     jobs: usize,
+    /// Inputs between the full checks [default: the number of buckets, at least 10000].
+    #[arg(long = "full-check-every", value_name = "N", value_parser = numbers::count_from_one)]
     full_every: Option<u64>,
+    /// No progress lines on stderr.
+    #[arg(long)]
     quiet: bool,
-}
-
-fn number(flag: &str, v: Option<&String>) -> Result<u64, String> {
-    let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
-    match v.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => v.parse(),
-    }
-    .map_err(|_| format!("{flag} {v}: not a number"))
-}
-
-fn parse_args(argv: &[String]) -> Result<Option<Args>, String> {
-    let mut args = Args {
-        seed: 1,
-        buckets: 1_000_000,
-        swarm: None,
-        jobs: 2,
-        full_every: None,
-        quiet: false,
-    };
-    let mut it = argv.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--seed" => args.seed = number(a, it.next())?,
-            "--buckets" => {
-                let n = number(a, it.next())?;
-                if !(1..=1_000_000).contains(&n) {
-                    return Err(format!("--buckets {n}: expected 1 to 1000000"));
-                }
-                args.buckets = n as u32;
-            }
-            "--swarm" => {
-                let n = number(a, it.next())?;
-                if n == 0 {
-                    return Err("--swarm 0: expected at least one run".into());
-                }
-                args.swarm = Some(n);
-            }
-            "--jobs" => {
-                let n = number(a, it.next())?;
-                if !(1..=64).contains(&n) {
-                    return Err(format!("--jobs {n}: expected 1 to 64"));
-                }
-                args.jobs = n as usize;
-            }
-            "--full-check-every" => {
-                let n = number(a, it.next())?;
-                if n == 0 {
-                    return Err("--full-check-every 0: expected at least 1".into());
-                }
-                args.full_every = Some(n);
-            }
-            "--quiet" => args.quiet = true,
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
-    Ok(Some(args))
 }
 
 fn plant() -> Result<Plant, String> {
@@ -210,22 +163,11 @@ fn passed(seed: u64, o: &Outcome) -> String {
 }
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let args = match parse_args(&argv) {
-        Ok(Some(a)) => a,
-        Ok(None) => {
-            print!("{HELP}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("error: {e}\n(see --help)");
-            return ExitCode::from(2);
-        }
-    };
+    let args = Args::parse();
     let plant = match plant() {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {e}\n\nFor more information, try '--help'.");
             return ExitCode::from(2);
         }
     };
