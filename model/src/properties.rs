@@ -48,7 +48,7 @@ pub fn all() -> Vec<Property<M>> {
         }),
         Property::always("INV-PENDING-AT-ORIGIN", inv_pending_at_origin),
         Property::always("INV-EPOCH-ONLY-ON-CHANGE", |_: &M, s: &SystemState| {
-            !s.ghost.violations.epoch_without_change
+            !s.ghost.violations.epoch_without_change && !s.ghost.violations.change_without_epoch
         }),
         Property::always("INV-ADJUST-ISR-FENCED", |_: &M, s: &SystemState| {
             !s.ghost.violations.unfenced_adjust_isr

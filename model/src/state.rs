@@ -165,6 +165,7 @@ pub struct Violations {
     pub new_work_after_cancel: bool,
     pub canceled_off_origin: bool,
     pub epoch_without_change: bool,
+    pub change_without_epoch: bool,
     pub unfenced_adjust_isr: bool,
     pub cancel_effects_incomplete: bool,
 }

@@ -12,6 +12,7 @@
 //! | `canceled_off_origin`, `canceled_before_persist` | a bucket becomes CANCELED away from its origin assignment, or without the cancel flag stored | every step |
 //! | `admitted_after_final`, `new_work_after_cancel` | a new running attempt, a Phase A (the stored assignment leaves `ors` for `rs`) or a coordinator election of a leader-only bucket while the stored task of `rid` is final, or carries the cancel flag | every step |
 //! | `epoch_without_change` | the stored epochs of a bucket rise while its assignment, leader and ISR stay | every step, and at every store write (`write_bucket_raw`), which sees each of several writes to one bucket in a step |
+//! | `change_without_epoch` | a bucket's stored assignment, leader or ISR changes and its `bucket_epoch` does not rise, or its leader changes and its `leader_epoch` does not rise, or an epoch falls | every step |
 //! | `cancel_effects_incomplete` | right after a Cancel that took effect: the flag not stored or not set, a bucket still pending, or an attempt still active at origin | Cancel steps |
 //! | `stale_timeout_acted`, `stale_reconcile_acted` | a stale Timeout or Reconcile event changes anything | event steps (`model.rs`) |
 //! | `unfenced_adjust_isr` | an accepted AdjustIsr with other epochs than the cache's | AdjustIsr steps (`model.rs`) |
@@ -115,6 +116,16 @@ pub fn record(
             && new.isr == old.isr;
         if epochs_rose && same_metadata {
             v.epoch_without_change = true;
+        }
+        // The other half of the invariant: a change is seen by its epochs. Servers order
+        // requests by (leader_epoch, bucket_epoch), so a change whose epochs do not rise is a
+        // request a server may take for one it already has. Several writes to one bucket in a
+        // step raise the epochs by more than one, so only the direction is checked.
+        let fell = new.bucket_epoch < old.bucket_epoch || new.leader_epoch < old.leader_epoch;
+        let unseen_change = !same_metadata && new.bucket_epoch == old.bucket_epoch;
+        let unseen_leader = new.leader != old.leader && new.leader_epoch == old.leader_epoch;
+        if fell || unseen_change || unseen_leader {
+            v.change_without_epoch = true;
         }
     }
     if matches!(action, Action::Cancel { .. })

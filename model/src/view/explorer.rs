@@ -356,6 +356,7 @@ const FLAGS: &[&str] = &[
     "new_work_after_cancel",
     "canceled_off_origin",
     "epoch_without_change",
+    "change_without_epoch",
     "unfenced_adjust_isr",
     "cancel_effects_incomplete",
 ];
