@@ -35,7 +35,9 @@ ci_presets.rs's count comparisons off): a mutant that only changes a count survi
                 timeout.txt and unviable.txt
 
 Prints caught, missed, timeout and unviable counts and the score caught / (caught + missed +
-timeout). Needs `cargo install cargo-mutants` (27.1 was used).
+timeout). Needs `cargo install cargo-mutants` (27.1 was used). The whole set runs as shards of
+eight, one after another; add each shard's mutants, finished or stopped, to the ledger:
+  scripts/mutants-ledger.sh OUT_DIR K/8 COMMIT >> docs/mutants-model.tsv
 TEXT
 }
 
