@@ -4,25 +4,26 @@
 //! The cluster is deterministic (seed printed): 8 servers, RF 3; the plan is 70% moves, 20%
 //! leader-only, 10% no-op; 1% of the buckets have slow followers (they time out, are tracked,
 //! and complete late after reconcile) and 0.05% of messages are lost (repaired by timeout and
-//! reconcile). Set `BENCH_MAX_BUCKETS` to stop earlier.
+//! reconcile). Set `BENCH_MAX_BUCKETS` to stop earlier. The FileStore's figures, which need an
+//! I/O adapter this crate does not link, are `cargo bench -p rebalance-stores`
+//! (`stores/benches/file_store.rs`).
 
 // The bench measures wall-clock time and reads memory use from /proc; the protocol core never
 // reads a clock or a file (clippy.toml bans both for the crate).
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
-use std::collections::{BTreeSet, VecDeque};
-use std::sync::Arc;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use rebalance_manager::sim::{Cluster, Rng};
 use rebalance_manager::{
-    BucketRecord, Config, Effect, Event, Input, LeaderAndIsr, Manager, MemStore, OverallStatus,
-    PersistedState, Plan, PlanEntry, Reply, ServerId, Store, TaskNode, TaskStatus,
+    Config, Effect, Event, Input, Manager, MemStore, OverallStatus, Plan, Reply,
 };
-use rebalance_stores::{FileStore, FileStoreOptions};
 
-const SEED: u64 = 0x5EED_F1A5;
-const SERVERS: u32 = 8;
+mod fixtures;
+
+use fixtures::{initial_store, mid_migration_state, plan_entry, recover, SEED, SERVERS};
+
 const LOSS_PER_MILLION: u64 = 500;
 const SLOW_PER_MILLION: u64 = 10_000;
 const SLOW_FOR_MS: u64 = 200_000;
@@ -49,42 +50,6 @@ fn hwm_bytes() -> u64 {
 /// Resets VmHWM to the current RSS (Linux `clear_refs` 5), so each size reports its own peak.
 fn reset_hwm() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-fn origin(b: u32) -> Vec<ServerId> {
-    (0..3).map(|i| (b + i) % SERVERS).collect()
-}
-
-fn at(assignment: &[ServerId], leader: ServerId) -> BucketRecord {
-    BucketRecord {
-        assignment: assignment.to_vec(),
-        lai: LeaderAndIsr {
-            leader: Some(leader),
-            leader_epoch: 0,
-            isr: assignment.iter().copied().collect(),
-            bucket_epoch: 0,
-            coordinator_epoch: 0,
-        },
-    }
-}
-
-fn plan_entry(b: u32, rng: &mut Rng) -> PlanEntry {
-    let ors = origin(b);
-    let trs = match rng.below(10) {
-        0..=6 => vec![ors[1], ors[2], (b + 3) % SERVERS],
-        7..=8 => vec![ors[1], ors[0], ors[2]],
-        _ => ors.clone(),
-    };
-    PlanEntry::new(ors.clone(), trs, Some(ors[0])).expect("non-empty target")
-}
-
-fn initial_store(n: u32) -> MemStore {
-    let mut s = MemStore::new();
-    for b in 0..n {
-        let o = origin(b);
-        s.put_bucket(b, at(&o, o[0]));
-    }
-    s
 }
 
 struct RunStats {
@@ -223,89 +188,11 @@ fn drive(
     }
 }
 
-/// A persisted mid-migration rebalance: 40% of the buckets at target, one in the union, the rest
-/// at origin.
-fn mid_migration_state(n: u32) -> PersistedState {
-    let mut rng = Rng::new(SEED ^ 0xABCD ^ u64::from(n));
-    let plan = Plan::new((0..n).map(|b| (b, plan_entry(b, &mut rng))).collect());
-    let mut state = initial_store(n).state().clone();
-    state.coordinator_epoch = 1;
-    let done = n * 2 / 5;
-    for (b, e) in plan.buckets.iter().take(done as usize) {
-        state.cluster.buckets.insert(*b, at(&e.trs, e.new_leader));
-    }
-    if let Some((b, e)) = plan.buckets.get(done as usize) {
-        let mut r = at(&e.ors, e.ors[0]);
-        r.assignment = e.rs();
-        state.cluster.buckets.insert(*b, r);
-    }
-    state.task = Some(TaskNode {
-        id: 1,
-        status: TaskStatus::NotStarted,
-        cancel_requested: false,
-        plan: Arc::new(plan),
-    });
-    state
-}
-
-fn recover<S: Store>(store: S) -> (Duration, Manager<S>) {
-    let live: BTreeSet<ServerId> = (0..SERVERS).collect();
-    let t = Instant::now();
-    let (mut m, _) = Manager::start(Config::default(), store, live, 0).expect("start");
-    let _ = m.handle(0, Input::Event(Event::Recover));
-    (t.elapsed(), m)
-}
-
 fn mem_recovery(n: u32) -> Duration {
     let store = MemStore::with_state(mid_migration_state(n));
     let (d, m) = recover(store);
     assert!(m.counts().timeout >= 1 && m.counts().rebalancing <= 1);
     d
-}
-
-/// (open + start + Recover time, average write_bucket time with fsync)
-fn file_recovery(n: u32) -> (Duration, Duration) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    drop(
-        FileStore::create(
-            dir.path(),
-            mid_migration_state(n),
-            FileStoreOptions::default(),
-        )
-        .expect("create"),
-    );
-    let t = Instant::now();
-    let store = FileStore::open(dir.path(), FileStoreOptions::default()).expect("open");
-    let (d, mut m) = recover(store);
-    let total = t.elapsed();
-    let _ = d;
-    assert!(m.counts().timeout >= 1);
-    // Per-write cost at this size: R18 AdjustIsr writes (one journal record each).
-    let writes = 100u32;
-    let t = Instant::now();
-    for i in 0..writes {
-        let b = n - 1 - i;
-        let rec = m.bucket(b).expect("bucket").clone();
-        let isr = rec.lai.isr.iter().copied().take(2).collect();
-        let effects = m.handle(
-            0,
-            Input::AdjustIsr {
-                from: rec.lai.leader.expect("leader"),
-                bucket: b,
-                leader_epoch: 0,
-                bucket_epoch: 0,
-                isr,
-            },
-        );
-        assert!(
-            matches!(
-                &effects[0],
-                Effect::SendAdjustIsrResponse { result: Ok(_), .. }
-            ),
-            "{effects:?}"
-        );
-    }
-    (total, t.elapsed() / writes)
 }
 
 fn main() {
@@ -316,7 +203,7 @@ fn main() {
         .unwrap_or(1_000_000);
     println!("rebalance-manager bench, seed {SEED:#x}, {SERVERS} servers, RF 3, loss {LOSS_PER_MILLION} ppm, slow buckets {SLOW_PER_MILLION} ppm");
     println!(
-        "{:>9} | {:>10} {:>12} {:>12} {:>8} {:>8} {:>10} | {:>12} {:>12} | {:>11} {:>12} {:>10}",
+        "{:>9} | {:>10} {:>12} {:>12} {:>8} {:>8} {:>10} | {:>12} {:>12} | {:>11}",
         "buckets",
         "inputs",
         "inputs/s",
@@ -326,9 +213,7 @@ fn main() {
         "register",
         "mgr B/bucket",
         "peak B/bkt",
-        "recover mem",
-        "recover file",
-        "file wr us"
+        "recover mem"
     );
     for n in [1_000u32, 10_000, 100_000, 1_000_000] {
         if n > max {
@@ -337,9 +222,8 @@ fn main() {
         let r = full_rebalance(n);
         assert_eq!(r.counts.completed, n as usize);
         let rec_mem = mem_recovery(n);
-        let (rec_file, write) = file_recovery(n);
         println!(
-            "{:>9} | {:>10} {:>12.0} {:>12.0} {:>8} {:>8} {:>8.1}ms | {:>12} {:>12} | {:>9.1}ms {:>10.1}ms {:>10.1}",
+            "{:>9} | {:>10} {:>12.0} {:>12.0} {:>8} {:>8} {:>8.1}ms | {:>12} {:>12} | {:>9.1}ms",
             n,
             r.inputs,
             r.inputs as f64 / r.wall.as_secs_f64(),
@@ -350,8 +234,6 @@ fn main() {
             r.manager_bytes / u64::from(n),
             r.peak_bytes / u64::from(n),
             rec_mem.as_secs_f64() * 1e3,
-            rec_file.as_secs_f64() * 1e3,
-            write.as_secs_f64() * 1e6,
         );
     }
     println!("inputs/s: whole loop after register (manager + simulated cluster); handle ns/in: inside handle only,");
@@ -362,5 +244,5 @@ fn main() {
     println!(
         "register: the R1 input alone (timed separately). recover: start + Recover of a persisted"
     );
-    println!("mid-migration plan (file: open + replay too). file wr us: one fsynced R18 bucket write at that size.");
+    println!("mid-migration plan, on MemStore. The FileStore's recovery and write figures: cargo bench -p rebalance-stores.");
 }
