@@ -26,6 +26,21 @@ pub struct Budgets {
     pub zombie_steps: u8,
 }
 
+/// A budget of this many is unbounded: taking a fault never counts it down (spec 9). A host's
+/// log header asks for it where the real system may fault any number of times (the `cluster`
+/// example: messages lost, store operations failed, the coordinator crashed), so that a state
+/// reached after one more loss is the same state, not a new one with a smaller count: trace
+/// validation then closes a record's hidden steps (a leader proposing, its proposal lost,
+/// proposing again) without an endless chain of counts.
+pub const UNBOUNDED: u8 = u8::MAX;
+
+/// Takes one fault from a budget: one less, unless it is [`UNBOUNDED`].
+pub fn spend(budget: &mut u8) {
+    if *budget != UNBOUNDED {
+        *budget -= 1;
+    }
+}
+
 fn is_zero(n: &u8) -> bool {
     *n == 0
 }

@@ -224,7 +224,7 @@ impl RebalanceModel {
             if !step.out.store_failed {
                 return None; // fewer than k store operations
             }
-            step.s.budgets.store_failure -= 1;
+            crate::config::spend(&mut step.s.budgets.store_failure);
         }
         if self.collects_dead_messages() {
             environment::collect_dead_server_messages(step.s, self.collects_superseded_nli());
@@ -249,7 +249,7 @@ impl RebalanceModel {
                 if pre.budgets.register == 0 {
                     return false;
                 }
-                st.s.budgets.register -= 1;
+                crate::config::spend(&mut st.s.budgets.register);
                 let plan = self.register_plan(pre, plan.unwrap_or(&self.config.plan));
                 let _ = st.register(plan);
             }
@@ -257,7 +257,7 @@ impl RebalanceModel {
                 if pre.budgets.cancel == 0 {
                     return false;
                 }
-                st.s.budgets.cancel -= 1;
+                crate::config::spend(&mut st.s.budgets.cancel);
                 let _ = st.cancel();
             }
             Action::ProcessEvent { event, .. } => {
@@ -308,13 +308,13 @@ impl RebalanceModel {
                 if pre.budgets.message_loss == 0 || !st.s.take(msg) {
                     return false;
                 }
-                st.s.budgets.message_loss -= 1;
+                crate::config::spend(&mut st.s.budgets.message_loss);
             }
             Action::DuplicateMessage { msg } => {
                 if pre.budgets.message_duplication == 0 || !pre.network.contains(msg) {
                     return false;
                 }
-                st.s.budgets.message_duplication -= 1;
+                crate::config::spend(&mut st.s.budgets.message_duplication);
                 st.s.duplicate(*msg);
             }
             Action::ProposeIsr { server, bucket } => {
@@ -336,7 +336,7 @@ impl RebalanceModel {
                 {
                     return false;
                 }
-                st.s.budgets.server_crash -= 1;
+                crate::config::spend(&mut st.s.budgets.server_crash);
                 st.s.servers[*server as usize].up = false;
                 st.on_server_crash(*server);
             }
@@ -351,7 +351,7 @@ impl RebalanceModel {
                 if pre.budgets.coordinator_crash == 0 {
                     return false;
                 }
-                st.s.budgets.coordinator_crash -= 1;
+                crate::config::spend(&mut st.s.budgets.coordinator_crash);
                 st.crash_coordinator();
             }
             Action::DeleteBucket { bucket, .. } => {
@@ -361,7 +361,7 @@ impl RebalanceModel {
                 {
                     return false;
                 }
-                st.s.budgets.bucket_deletion -= 1;
+                crate::config::spend(&mut st.s.budgets.bucket_deletion);
                 let _ = st.on_bucket_deleted(*bucket);
             }
             Action::ZombieProcessEvent { .. }

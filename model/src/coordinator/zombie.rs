@@ -54,14 +54,14 @@ impl Step<'_> {
                 let _ = self.on_nli_response(msg);
             }
             Action::ZombieCancel => {
-                self.s.budgets.cancel -= 1;
+                crate::config::spend(&mut self.s.budgets.cancel);
                 let _ = self.cancel();
             }
             _ => unreachable!("checked above"),
         }
         let deposed = std::mem::replace(&mut self.s.coordinator, current);
         self.s.ghost = ghost;
-        self.s.budgets.zombie_steps -= 1;
+        crate::config::spend(&mut self.s.budgets.zombie_steps);
         if self.s.budgets.zombie_steps > 0 {
             self.s.zombie = Some(Box::new(deposed));
         }
