@@ -62,6 +62,8 @@ fn is_dead(s: &SystemState, m: &Message) -> bool {
 struct Tally {
     states: usize,
     dead: usize,
+    /// Of `dead`, the `Ok` AdjustIsrResponse removals (the rest are Nli).
+    dead_answers: usize,
     superseded: usize,
     failures: Vec<String>,
 }
@@ -77,6 +79,9 @@ impl Tally {
 /// A dead message: its delivery is a no-op, and every step that keeps it keeps it dead.
 fn check_dead(full: &RebalanceModel, raw: &SystemState, m: &Message, t: &mut Tally) {
     t.dead += 1;
+    if matches!(m, Message::AdjustIsrResponse(_)) {
+        t.dead_answers += 1;
+    }
     match full.step(raw, &Action::deliver(*m)) {
         Some((after, _)) if same_state(&after, &without(raw, m)) => {}
         Some(_) => t.fail(format!("delivering dead {m:?} changed the state")),
@@ -196,8 +201,8 @@ fn check_preset(name: &str) -> Tally {
 fn assert_claims_hold(name: &str) -> Tally {
     let t = check_preset(name);
     println!(
-        "{name}: {} states, {} dead and {} superseded removals checked",
-        t.states, t.dead, t.superseded
+        "{name}: {} states, {} dead ({} of them answers) and {} superseded removals checked",
+        t.states, t.dead, t.dead_answers, t.superseded
     );
     assert!(t.failures.is_empty(), "{name}: {:#?}", t.failures);
     assert!(
@@ -207,13 +212,21 @@ fn assert_claims_hold(name: &str) -> Tally {
     t
 }
 
-/// Some superseded request was removed and checked, on some preset that collects them: a
-/// reduction that never fires (its test always false) would pass every claim above, having
-/// nothing to claim.
+/// Some superseded request was removed and checked: a reduction that never fires (its test
+/// always false) would pass every claim above, having nothing to claim.
 fn assert_some_superseded(tallies: &[Tally]) {
     assert!(
         tallies.iter().any(|t| t.superseded > 0),
         "no superseded request was removed, so that claim was never checked"
+    );
+}
+
+/// Likewise for dead answers: mutating `adjust_isr_response_dead` to `false` survived while
+/// only the total of dead removals was required (spec/findings.md F18), the Nli making it up.
+fn assert_some_dead_answer(tallies: &[Tally]) {
+    assert!(
+        tallies.iter().any(|t| t.dead_answers > 0),
+        "no dead AdjustIsrResponse was removed, so that claim was never checked"
     );
 }
 
@@ -224,6 +237,7 @@ fn dead_and_superseded_removals_are_harmless_on_rf2_presets() {
         .map(assert_claims_hold)
         .collect();
     assert_some_superseded(&tallies);
+    assert_some_dead_answer(&tallies);
 }
 
 #[test]
