@@ -381,10 +381,22 @@ impl Effects {
 
 /// The key of the first line where two renderings differ (`line count` if one is a prefix).
 pub fn first_differing_key(a: &str, b: &str) -> String {
-    a.lines()
-        .zip(b.lines())
-        .find(|(x, y)| x != y)
-        .map(|(x, _)| x.split_once(": ").map_or(x, |(k, _)| k).to_string())
+    // Paired by key, as the side-by-side diff pairs them: zipping by position named the model's
+    // first line whenever the log had extra lines before it (a `sent.0` missing from the model
+    // was reported as a difference at `register_reply_first`).
+    crate::diff::side_by_side(a, b)
+        .iter()
+        .find(|l| l.differs())
+        .map(|l| {
+            let line = if l.model.is_empty() {
+                &l.manager
+            } else {
+                &l.model
+            };
+            line.split_once(": ")
+                .map_or(line.as_str(), |(k, _)| k)
+                .to_string()
+        })
         .unwrap_or_else(|| "line count".into())
 }
 
@@ -408,4 +420,20 @@ pub fn with_states<R>(f: impl FnOnce(&mut Pair<State>) -> R) -> R {
 /// Runs `f` on this thread's reused pair of effect projections.
 pub fn with_effects<R>(f: impl FnOnce(&mut Pair<Effects>) -> R) -> R {
     EFFECTS.with(|cell| f(&mut cell.borrow_mut()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_differing_key;
+
+    #[test]
+    fn the_first_differing_key_is_found_by_key_not_by_position() {
+        // The log sent two messages the model did not; both end with the same flag.
+        let model = "register_reply_first: false";
+        let log = "sent.0: nli to 0\nsent.1: nli to 5\nregister_reply_first: false";
+        assert_eq!(first_differing_key(model, log), "sent.0");
+        assert_eq!(first_differing_key(log, model), "sent.0");
+        assert_eq!(first_differing_key("a: 1\nb: 2", "a: 1\nb: 3"), "b");
+        assert_eq!(first_differing_key("a: 1", "a: 1"), "line count");
+    }
 }
