@@ -63,6 +63,8 @@ pub use crate::core::effects::{
     AdjustIsrError, Effect, Event, Input, Nli, PlanError, RejectReason, Reply, RequestContext,
 };
 pub use crate::core::invariants::InvariantViolation;
+#[cfg(feature = "testing")]
+pub use crate::core::manager::PlantedBug;
 pub use crate::core::manager::{Manager, StartError};
 pub use crate::core::progress::{AttemptView, Flags, Progress, Snapshot, StatusCounts};
 pub use crate::core::types::{

@@ -146,6 +146,21 @@ fn too_many_buckets_are_a_usage_error() {
     assert!(!dir.path().join("store").exists(), "a store was created");
 }
 
+/// An unknown bug to plant is refused before anything runs, naming the one there is.
+#[test]
+fn an_unknown_planted_bug_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("file:{}", dir.path().join("store").display());
+    let (code, out, err) = cluster(&["--buckets", "4", "--store", &store, "--plant", "typo"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_says(
+        &err,
+        &["invalid value 'typo' for '--plant <BUG>': expected leader-only-any-ack"],
+    );
+    assert!(out.is_empty(), "{out}");
+    assert!(!dir.path().join("store").exists(), "a store was created");
+}
+
 /// A crash asked for after more inputs than the run takes injects nothing, and the summary
 /// says so instead of "no crash injected", which reads as none asked for.
 #[test]

@@ -832,3 +832,94 @@ fn an_incarnation_that_logged_nothing_is_explained_by_its_epoch_gap() {
     beyond[starts[0]]["coordinator_epoch"] = Value::from(9);
     assert_eq!(rejected_at(&model, &join(&beyond)), starts[0] + 1);
 }
+
+/// A real bug found from a log alone (spec/log-format.md, "What validation decides"): the
+/// `cluster` host runs a manager with an old bug put back (`--plant leader-only-any-ack`: R12
+/// completes a leader-only bucket on any replica's ack, as Fluss did before apache/fluss#3556),
+/// with message loss, slow followers and a coordinator crash. The validator, given only the log,
+/// rejects it at the first record where the manager's behaviour leaves the model's: the first
+/// follower's ack of a leader-only bucket that the log shows taking effect. The same run without
+/// the bug validates, so it is the bug that is rejected, not the run.
+#[test]
+fn a_manager_bug_put_back_is_rejected_from_its_log_at_the_first_record_it_shows_in() {
+    let run = |plant: bool| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = dir.path().join("coordinator.log");
+        let store = format!("file:{}", dir.path().join("store").display());
+        let mut cmd = std::process::Command::new(cluster_binary());
+        cmd.args(["--buckets", "12", "--store", &store, "--seed", "12"])
+            .args([
+                "--loss-per-million",
+                "50000",
+                "--slow-per-million",
+                "300000",
+            ])
+            .args(["--crash-coordinator-at", "30", "--log"])
+            .arg(&log);
+        if plant {
+            cmd.args(["--plant", "leader-only-any-ack"]);
+        }
+        let out = cmd.output().expect("cluster runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(&log).expect("the log")
+    };
+    let validated = |text: &str| {
+        let log = validate::parse(text).expect("a well-formed log");
+        let header = log
+            .model
+            .clone()
+            .expect("12 buckets: the header has the model");
+        let config = Config::from_json_str(&header.to_string()).expect("a model configuration");
+        let model = validate::model_for(config.clone(), BugSet::none());
+        (
+            validate::validate(&model, &log, Limits::default()).0,
+            config,
+        )
+    };
+    let (clean, _) = validated(&run(false));
+    assert!(matches!(clean, Verdict::Valid), "{clean:#?}");
+
+    let text = run(true);
+    let (verdict, config) = validated(&text);
+    let Verdict::Unexplained(u) = verdict else {
+        panic!("the planted bug's log is not rejected: {verdict:#?}");
+    };
+    // The first record at which the bug shows: an ack of a leader-only bucket from a replica that
+    // is not its new leader, with effects (the next bucket admitted) where R12 ignores it.
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let shows = first(&lines, |v| {
+        let i = &v["input"];
+        let new_leader = i["bucket"].as_u64().and_then(|b| leader_only(&config, b));
+        i["type"] == "nli_response"
+            && has_any_effect(v)
+            && new_leader.is_some_and(|l| i["from"].as_u64() != Some(u64::from(l)))
+    });
+    assert_eq!(u.line, shows, "rejected at line {}: {}", u.line, u.summary);
+    let closest = u.closest.expect("a candidate handled the response");
+    assert!(
+        closest.contains("effects differ, first at `sent.0`"),
+        "{closest}"
+    );
+}
+
+/// The new leader of bucket `b` if the plan changes only its leader: the same replicas, another
+/// first one (`target[0]` is the new leader).
+fn leader_only(config: &Config, b: u64) -> Option<u8> {
+    let target = &config
+        .plan
+        .iter()
+        .find(|e| u64::from(e.bucket) == b)?
+        .target;
+    let origin = &config.buckets[b as usize];
+    let (mut t, mut o) = (target.clone(), origin.assignment.clone());
+    t.sort_unstable();
+    o.sort_unstable();
+    (t == o && target[0] != origin.leader).then_some(target[0])
+}

@@ -2,6 +2,7 @@
 
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser};
+use rebalance_manager::PlantedBug;
 
 use crate::numbers::{count_from_one, seed, within};
 
@@ -100,6 +101,19 @@ pub(crate) struct Args {
     /// batch). Needs --group-commit N with N > 1.
     #[arg(long, value_name = "N", value_parser = count_from_one)]
     pub(crate) fail_flush_at: Option<u64>,
+    /// Put an old manager bug back into every incarnation, so that a check can be seen to catch
+    /// it from the log alone (`rebalance-conformance validate`): leader-only-any-ack, R12
+    /// completing a leader-only bucket on any replica's ack (apache/fluss#3555). The run itself
+    /// still ends as the bug lets it.
+    #[arg(long, value_name = "BUG", value_parser = planted)]
+    pub(crate) plant: Option<PlantedBug>,
+}
+
+fn planted(v: &str) -> Result<PlantedBug, String> {
+    match v {
+        "leader-only-any-ack" => Ok(PlantedBug::LeaderOnlyAckFromAnyReplica),
+        _ => Err("expected leader-only-any-ack".into()),
+    }
 }
 
 #[derive(Clone)]

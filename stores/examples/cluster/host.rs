@@ -144,6 +144,9 @@ impl<'a> HostLoop<'a> {
         )
         .map_err(|e| Failure::Store(e.to_string()))?;
         assert_eq!(effects, vec![Effect::Enqueue(Event::Recover)]);
+        if let Some(bug) = self.args.plant {
+            m.plant(bug);
+        }
         // With `read`, two reads that are no input's, so that the log shows what this incarnation
         // found.
         let read = if self.read {

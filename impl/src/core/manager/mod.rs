@@ -5,7 +5,8 @@
 //! The rules are split by group: `client` (R1, R2), `execute` (R3-R11; R11 is `try_complete`,
 //! which `responses` calls), `responses` (R12, R18), `timers` (R13-R15, R23), `recovery` (R16),
 //! `liveness` (R19, R20, deletion, and R23.5's retry of their failed writes, which Tick calls).
-//! R17, the start of an incarnation, is [`Manager::start`] in this file.
+//! R17, the start of an incarnation, is [`Manager::start`] in this file. `planted` holds the old
+//! bugs a test may put back (the `testing` feature only).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -25,9 +26,13 @@ pub(crate) mod context;
 mod execute;
 mod liveness;
 mod observe;
+mod planted;
 mod recovery;
 mod responses;
 mod timers;
+
+#[cfg(feature = "testing")]
+pub use planted::PlantedBug;
 
 use context::Context;
 
@@ -99,6 +104,9 @@ pub struct Manager<S> {
     pub(crate) store_failures: u64,
     pub(crate) last_store_error: Option<StoreError>,
     pub(crate) out: Vec<Effect>,
+    /// A bug a test put back (`planted`, the `testing` feature only).
+    #[cfg(feature = "testing")]
+    pub(crate) planted: Option<planted::PlantedBug>,
 }
 
 impl<S: Store> Manager<S> {
@@ -141,6 +149,8 @@ impl<S: Store> Manager<S> {
             store_failures: 0,
             last_store_error: None,
             out: Vec::new(),
+            #[cfg(feature = "testing")]
+            planted: None,
         };
         // R17: the repairs a failed liveness write left for R23.5 died with the last
         // incarnation; they are read back from the store and the live servers (F23).

@@ -36,7 +36,8 @@ impl<S: Store> Manager<S> {
         let e = plan_entry(&plan, idx);
         match kind {
             PlanKind::LeaderOnly => {
-                if from == e.new_leader && rec.lai.leader == Some(e.new_leader) {
+                let acker = from == e.new_leader || self.any_replica_completes_leader_only();
+                if acker && rec.lai.leader == Some(e.new_leader) {
                     self.finish(b, BucketStatus::Completed)?;
                 }
                 Ok(())
