@@ -16,11 +16,13 @@ properties.rs) with cargo-mutants and judges each mutant by verdicts only
                                   progress check (spec 7.3): no fair cycle with a goal false
   model/tests/switch_verdicts.rs  every bug switch and Fluss variant still violates its property
   model/tests/reductions.rs       every message a search reduction removes is dead (its delivery
-                                  a no-op) or superseded (harmless), on five CI presets
+                                  a no-op) or superseded (harmless), and no dead one is left in
+                                  flight, on five CI presets
   model/tests/invariant_teeth.rs  a state built to break a state invariant's clause breaks it
   model/tests/not_applicable.rs   each n/a reason holds where it decides (no example there)
   model/tests/variant_acts.rs     each Fluss variant that redefines a predicate of spec 4 acts
                                   as spec 10's row says, at every step where it acts
+  model/tests/step_labels.rs      every coordinator step names the rule it ran (spec 5)
 
 State counts and counterexample lengths are not consulted (REBALANCE_VERDICTS_ONLY=1 turns
 ci_presets.rs's count comparisons off): a mutant that only changes a count survives.

@@ -6,6 +6,7 @@
 //!
 //! - a **dead** message (an Nli R22 refuses, an `Ok` AdjustIsrResponse R24 ignores): delivering it
 //!   changes nothing but the network, and it stays dead after every step that keeps it in flight;
+//!   and every message spec 9 calls dead is removed, none left in flight;
 //! - a **superseded** Nli: once a newer Nli that supersedes it is delivered to a live server,
 //!   it is dead; and if it is delivered first, the view it installs is older than the
 //!   coordinator's cache, or the same view the newer Nli installs (they differ only in the
@@ -48,6 +49,32 @@ fn removed(raw: &SystemState, reduced: &SystemState) -> Vec<Message> {
         }
     }
     out
+}
+
+/// spec 9's dead server-bound messages, restated from its text rather than taken from the
+/// model: an Nli whose server has seen a newer coordinator epoch, or exactly its own and holds a
+/// view with a higher leader or bucket epoch; an `Ok` answer whose leader's view has moved to
+/// another leader epoch or already has its bucket epoch.
+fn dead_by_spec(s: &SystemState, m: &Message) -> bool {
+    match m {
+        Message::Nli(n) => {
+            let last_ce = s.servers[n.to as usize].last_ce;
+            n.coordinator_epoch < last_ce
+                || n.coordinator_epoch == last_ce
+                    && s.view(n.to, n.bucket).is_some_and(|v| {
+                        v.leader_epoch > n.leader_epoch || v.bucket_epoch > n.bucket_epoch
+                    })
+        }
+        Message::AdjustIsrResponse(r) => match &r.result {
+            rebalance_model::AdjustIsrResult::Ok(lai) => {
+                s.view(r.to, r.bucket).is_some_and(|v| {
+                    v.leader_epoch != lai.leader_epoch || v.bucket_epoch >= lai.bucket_epoch
+                })
+            }
+            rebalance_model::AdjustIsrResult::Err => false,
+        },
+        _ => false,
+    }
 }
 
 fn is_dead(s: &SystemState, m: &Message) -> bool {
@@ -189,6 +216,11 @@ fn check_preset(name: &str) -> Tally {
                 } else {
                     t.fail(format!("{a:?} removed {m:?}, which is not dead"));
                 }
+            }
+            // Collection is complete: no dead message is left in flight (found by mutating the
+            // answer's test `||` -> `&&`, which collected fewer and changed no verdict, F18).
+            if let Some(m) = next.network.iter().find(|m| dead_by_spec(&next, m)) {
+                t.fail(format!("{a:?} left dead {m:?} in flight"));
             }
             if reduced.within_bound(&next) && seen.insert(fingerprint(&next)) {
                 stack.push(next);
