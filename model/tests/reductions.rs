@@ -66,11 +66,9 @@ fn dead_by_spec(s: &SystemState, m: &Message) -> bool {
                     })
         }
         Message::AdjustIsrResponse(r) => match &r.result {
-            rebalance_model::AdjustIsrResult::Ok(lai) => {
-                s.view(r.to, r.bucket).is_some_and(|v| {
-                    v.leader_epoch != lai.leader_epoch || v.bucket_epoch >= lai.bucket_epoch
-                })
-            }
+            rebalance_model::AdjustIsrResult::Ok(lai) => s.view(r.to, r.bucket).is_some_and(|v| {
+                v.leader_epoch != lai.leader_epoch || v.bucket_epoch >= lai.bucket_epoch
+            }),
             rebalance_model::AdjustIsrResult::Err => false,
         },
         _ => false,
