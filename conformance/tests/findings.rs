@@ -50,6 +50,27 @@ fn f1_a_drained_leader_only_bucket_back_at_origin_is_canceled_not_reelected() {
         .contains(rebalance_model::Rule::R14_1b));
 }
 
+/// F24: a drained bucket reaches its target and completes; the cancel makes the rebalance
+/// CANCELED; after a coordinator crash, R16 copies the final task's status to every bucket, so
+/// the progress reply shows the moved bucket CANCELED, which otherwise promises a bucket that
+/// never left its origin (INV-STATUS-PROMISE exempts exactly this copy, D8). The manager does
+/// the same. A client that reads CANCELED per bucket after a failover cannot tell what moved.
+#[test]
+fn f24_after_a_restart_a_drained_bucket_at_its_target_is_reported_canceled() {
+    let run = agreed_run("canceled-copy-hides-a-drained-move.json", 9);
+    let before_crash = &run.states[run.states.len() - 3];
+    assert_eq!(
+        before_crash.coordinator.status_of(0),
+        Some(BucketStatus::Completed)
+    );
+    let last = run.states.last().expect("states");
+    let plan = &last.coordinator.plan[0];
+    assert_eq!(last.coordinator.status_of(0), Some(BucketStatus::Canceled));
+    assert_eq!(last.store.buckets.assignment[0], plan.trs, "the bucket moved");
+    assert_ne!(plan.trs, plan.ors);
+    assert!(last.ghost.final_recovered, "a status copied by R16");
+}
+
 /// C4 (found by mutation testing): no CI preset reaches R11's wait, because a one-replica ISR is
 /// never shrunk. Here an RF-2 move is at target `[1, 2]` with server 1 down (ISR `{2}`): the new
 /// leader's current ack must neither complete the bucket nor rewrite and resend.

@@ -54,6 +54,7 @@ pub fn all() -> Vec<Property<M>> {
             !s.ghost.violations.unfenced_adjust_isr
         }),
         Property::always("INV-COMPLETED-AT-TARGET", inv_completed_at_target),
+        Property::always("INV-STATUS-PROMISE", inv_status_promise),
         Property::always("INV-NO-STRAY-UNION", inv_no_stray_union),
         Property::always("INV-ELECTION-CLEAN", inv_election_clean),
         Property::always("INV-CONTEXT-COHERENT", |_: &M, s: &SystemState| {
@@ -522,6 +523,38 @@ fn inv_completed_at_target(_: &M, s: &SystemState) -> bool {
             && (s.store.buckets.deleted[b]
                 || ServerSet::from_servers(&s.store.buckets.assignment[b]) == e.trs_set())
     })
+}
+
+/// INV-STATUS-PROMISE (spec 7.1, and 7.4 for what a client may conclude): what the progress
+/// reply's statuses promise. A COMPLETED bucket is deleted or assigned its target set; a CANCELED
+/// one is assigned its origin (it never moved); FAILED promises no placement (D5). An overall
+/// FAILED means no cancel was accepted and some bucket FAILED; an overall CANCELED, that a cancel
+/// was. A CANCELED that R16 copied from a final CANCELED task is exempt: per-bucket results are
+/// not stored (D8), and the copy also covers a drained bucket that reached its target (F24).
+fn inv_status_promise(_: &M, s: &SystemState) -> bool {
+    let c = &s.coordinator;
+    let buckets = &s.store.buckets;
+    let per_bucket = c.plan.iter().all(|e| {
+        let b = e.bucket as usize;
+        match c.status_of(e.bucket) {
+            Some(BucketStatus::Completed) => {
+                buckets.deleted[b]
+                    || ServerSet::from_servers(&buckets.assignment[b]) == e.trs_set()
+            }
+            Some(BucketStatus::Canceled) => {
+                s.ghost.final_recovered || buckets.assignment[b] == e.ors
+            }
+            _ => true,
+        }
+    });
+    let overall = match c.overall {
+        Some(OverallStatus::Failed) => {
+            !c.cancel_requested && c.status.iter().any(|(_, st)| *st == BucketStatus::Failed)
+        }
+        Some(OverallStatus::Canceled) => c.cancel_requested,
+        _ => true,
+    };
+    per_bucket && overall
 }
 
 /// INV-ELECTION-CLEAN (spec 7.1): every stored leader is an assigned replica in the stored

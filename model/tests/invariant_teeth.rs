@@ -43,3 +43,48 @@ fn a_completed_rebalance_with_a_failed_bucket_breaks_completed_at_target() {
     s.coordinator.set_status(b, BucketStatus::Failed);
     assert!(!holds(&m, "INV-COMPLETED-AT-TARGET", &s));
 }
+
+/// A state of `name` that `pick` chooses, where INV-STATUS-PROMISE holds.
+fn promised(name: &str, pick: impl Fn(&SystemState) -> bool) -> (RebalanceModel, SystemState) {
+    let m = RebalanceModel::new(preset(name).unwrap(), BugSet::none());
+    let s = find(&m, pick);
+    assert!(holds(&m, "INV-STATUS-PROMISE", &s));
+    (m, s)
+}
+
+#[test]
+fn a_completed_bucket_off_its_target_breaks_the_status_promise_before_the_end() {
+    // On ci-two-buckets, b0 COMPLETED while b1 is still to go: INV-COMPLETED-AT-TARGET, which
+    // reads only a COMPLETED rebalance, cannot see it.
+    let (m, mut s) = promised("ci-two-buckets", |s| {
+        s.coordinator.status_of(0) == Some(BucketStatus::Completed)
+            && s.coordinator.status_of(1) == Some(BucketStatus::Rebalancing)
+    });
+    s.store.buckets.assignment[0] = s.coordinator.plan[0].ors;
+    assert!(holds(&m, "INV-COMPLETED-AT-TARGET", &s));
+    assert!(!holds(&m, "INV-STATUS-PROMISE", &s));
+}
+
+#[test]
+fn a_canceled_bucket_off_its_origin_breaks_the_status_promise_unless_copied_by_recovery() {
+    let (m, mut s) = promised("ci-two-buckets", |s| {
+        s.coordinator.status_of(1) == Some(BucketStatus::Canceled) && !s.ghost.final_recovered
+    });
+    s.store.buckets.assignment[1] = s.coordinator.plan[1].trs;
+    assert!(!holds(&m, "INV-STATUS-PROMISE", &s));
+    s.ghost.final_recovered = true;
+    assert!(holds(&m, "INV-STATUS-PROMISE", &s));
+}
+
+#[test]
+fn an_overall_status_that_misstates_the_cancel_breaks_the_status_promise() {
+    use rebalance_model::OverallStatus;
+    let (m, mut s) = promised("ci-two-buckets", |s| {
+        s.coordinator.overall == Some(OverallStatus::Canceled)
+    });
+    s.coordinator.cancel_requested = false;
+    assert!(!holds(&m, "INV-STATUS-PROMISE", &s));
+    s.coordinator.cancel_requested = true;
+    s.coordinator.overall = Some(OverallStatus::Failed);
+    assert!(!holds(&m, "INV-STATUS-PROMISE", &s));
+}
