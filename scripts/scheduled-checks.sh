@@ -67,6 +67,8 @@ if [ ${#configs[@]} -eq 0 ]; then
         ci-tracked2
         model/configs/rf3-overlap-server-crash.json
         model/configs/three-buckets-tracked2-inflight2.json
+        model/configs/four-buckets-inflight3-tracked1.json
+        model/configs/design-planned-leader.json
         model/configs/rf3-two-buckets-all-faults.json
         full
     )

@@ -312,7 +312,16 @@ fn header_model(e: &ConfigError) -> String {
 }
 
 fn load_config(name: &str) -> Result<Config, String> {
-    rebalance_model::presets::load(name)
+    let config = rebalance_model::presets::load(name)?;
+    if config.planned_leader {
+        // A design Fluss proposes, in the model only: the manager follows the spec's R10, so
+        // every walk would diverge at the first Phase B that keeps the old leader.
+        return Err(format!(
+            "{name}: `planned_leader` is a design the manager does not implement \
+             (spec/fluss-designs.md); check it with rebalance-model"
+        ));
+    }
+    Ok(config)
 }
 
 /// The switches of `--bug` and `--variant`; an unknown variant's error lists the valid names.

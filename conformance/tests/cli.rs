@@ -86,6 +86,14 @@ fn bad_usage_exits_2() {
     assert_eq!(code, Some(2), "{stderr}");
     let (code, _, stderr) = cli(&["replay", "/no/such/file.json"]);
     assert_eq!(code, Some(2), "{stderr}");
+    // A design the manager does not implement is refused, not walked into a divergence.
+    let design = here("../model/configs/design-planned-leader-crash.json");
+    let (code, _, stderr) = cli(&["exhaustive", "--config", &design]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`planned_leader` is a design the manager does not implement"),
+        "{stderr}"
+    );
 }
 
 #[test]

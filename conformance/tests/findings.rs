@@ -66,7 +66,10 @@ fn f24_after_a_restart_a_drained_bucket_at_its_target_is_reported_canceled() {
     let last = run.states.last().expect("states");
     let plan = &last.coordinator.plan[0];
     assert_eq!(last.coordinator.status_of(0), Some(BucketStatus::Canceled));
-    assert_eq!(last.store.buckets.assignment[0], plan.trs, "the bucket moved");
+    assert_eq!(
+        last.store.buckets.assignment[0], plan.trs,
+        "the bucket moved"
+    );
     assert_ne!(plan.trs, plan.ors);
     assert!(last.ghost.final_recovered, "a status copied by R16");
 }

@@ -190,6 +190,13 @@ pub struct Config {
     /// cap, so the graph stays finite without the give-up's bound.
     #[serde(default, skip_serializing_if = "is_false")]
     pub no_give_up: bool,
+    /// A design Fluss proposes, not this spec's rule (apache/fluss#3869; spec/fluss-designs.md):
+    /// a move ends with the plan's new leader. Phase B and R7.2 elect `new_leader` when it is live
+    /// and in the ISR, and `final_state` also asks that the leader be `new_leader`, so completion
+    /// waits for the new leader's own acknowledgement. Model only: the manager does not
+    /// implement it, and conformance is not run on a configuration with it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub planned_leader: bool,
 }
 
 fn is_false(b: &bool) -> bool {

@@ -38,6 +38,7 @@ fn base(description: &str, servers: u8, rf: u8) -> Config {
         collect_superseded_nli: false,
         absorb_redundant_nli: true,
         no_give_up: false,
+        planned_leader: false,
     }
 }
 

@@ -538,8 +538,7 @@ fn inv_status_promise(_: &M, s: &SystemState) -> bool {
         let b = e.bucket as usize;
         match c.status_of(e.bucket) {
             Some(BucketStatus::Completed) => {
-                buckets.deleted[b]
-                    || ServerSet::from_servers(&buckets.assignment[b]) == e.trs_set()
+                buckets.deleted[b] || ServerSet::from_servers(&buckets.assignment[b]) == e.trs_set()
             }
             Some(BucketStatus::Canceled) => {
                 s.ghost.final_recovered || buckets.assignment[b] == e.ors

@@ -211,9 +211,16 @@ impl Step<'_> {
         Ok(())
     }
 
-    /// `l = lai.leader` if it is in `trs` and live, else `elect(b, trs)` (R7.2, R10, D3).
+    /// `l = lai.leader` if it is in `trs` and live, else `elect(b, trs)` (R7.2, R10, D3). Under
+    /// the `planned_leader` design, `new_leader` first when it is live and in the ISR.
     fn target_leader(&self, b: BucketId) -> Option<ServerId> {
         let e = self.entry(b);
+        if self.config.planned_leader
+            && self.s.coordinator.live.contains(e.new_leader)
+            && self.decision_lai(b).isr.contains(e.new_leader)
+        {
+            return Some(e.new_leader);
+        }
         match self.lai(b).leader {
             Some(l) if e.trs.contains(&l) && self.s.coordinator.live.contains(l) => Some(l),
             _ => self.elect(b, &e.trs),

@@ -153,6 +153,8 @@ impl<'a> Step<'a> {
             live,
             self.deleted(b),
         ) && self.at_target(b)
+            && (!self.config.planned_leader
+                || self.decision_lai(b).leader == Some(self.entry(b).new_leader))
     }
     /// `elect(b, candidates)` (spec 4).
     pub fn elect(&self, b: BucketId, candidates: &[ServerId]) -> Option<ServerId> {

@@ -18,6 +18,7 @@ mod cli;
 #[path = "../common/mod.rs"]
 mod common;
 mod cycles;
+mod designs;
 mod explorer;
 mod fairness;
 mod por;
