@@ -233,11 +233,12 @@ pub fn not_applicable(name: &str, config: &Config) -> Option<&'static str> {
         // Capped admission needs M tracked attempts and a pending bucket. Without a recovery
         // (which may restore many at once), tracked reaches M only by the M-th timeout of a
         // running attempt, and before it every slot was filled from `pending`: so k - 1 are
-        // still running, and `pending` is non-empty only with at least M + k plan buckets.
+        // still running, and `pending` is non-empty only with at least M + k plan buckets. With
+        // a recovery, fewer may do (`capped_admission_needs`).
         "SOME-ADMISSION-CAPPED"
             if moves < capped_admission_needs(config, b.coordinator_crash > 0) =>
         {
-            Some("needs max_tracked_timed_out + max_inflight plan buckets (or + 1 with a coordinator crash)")
+            Some("needs max_tracked_timed_out + max_inflight plan buckets (with a coordinator crash, max(max_tracked_timed_out, max_inflight) + 1, or max_tracked_timed_out + 1 if a store failure or a leader-only election can leave an admitted bucket at its origin)")
         }
         // A target is unavailable only while a server is down, and servers go down only by a
         // crash. The clause can hold alone only if `target_unavailable_timeout` is shorter
@@ -369,10 +370,17 @@ fn next_give_up(
 }
 
 fn has_move(config: &Config) -> bool {
-    config.plan.iter().any(|t| {
-        let from = ServerSet::from_servers(&config.buckets[t.bucket as usize].assignment);
-        from != ServerSet::from_servers(&t.target)
-    })
+    config.plan.iter().any(|t| moves_replicas(config, t))
+}
+
+/// Whether every plan entry moves replicas (none is leader-only or a no-op).
+fn all_moves(config: &Config) -> bool {
+    config.plan.iter().all(|t| moves_replicas(config, t))
+}
+
+fn moves_replicas(config: &Config, t: &crate::config::PlanTarget) -> bool {
+    let from = ServerSet::from_servers(&config.buckets[t.bucket as usize].assignment);
+    from != ServerSet::from_servers(&t.target)
 }
 
 /// The pairs "safety property -> the companion that exercises its rule" (spec 7.2).
@@ -458,10 +466,23 @@ fn inv_structure(_: &M, s: &SystemState) -> bool {
 /// The fewest plan buckets with which SOME-ADMISSION-CAPPED is reachable (see its n/a rule).
 fn capped_admission_needs(config: &Config, recovery: bool) -> usize {
     let m = config.max_tracked_timed_out as usize;
-    if recovery {
+    let k = config.max_inflight as usize;
+    let b = &config.budgets;
+    // After a recovery (R16) every mid-migration bucket is tracked and every bucket at its
+    // origin pending, so M mid-migration buckets and one at origin suffice. A bucket admitted
+    // but still at its origin (its Phase A write failed, or a leader-only bucket with no live
+    // candidate to elect) is pending after the recovery: then M + 1 buckets.
+    let admitted_at_origin = b.store_failure > 0 || b.server_crash > 0 && !all_moves(config);
+    if recovery && admitted_at_origin {
         m + 1
+    } else if recovery {
+        // Otherwise a bucket is at its origin at the crash only if it was never admitted, so
+        // the k slots were full; and while one waits, admission keeps the k slots full as long
+        // as fewer than M are tracked: max(M, k) + 1 (found by a mutant of this guard, F18,
+        // which showed M + 1 too few: two moves, two slots, M = 1 has no example).
+        m.max(k) + 1
     } else {
-        m + config.max_inflight as usize
+        m + k
     }
 }
 

@@ -7,10 +7,14 @@
 //! testing, spec/findings.md F18: with these guards mutated, every CI preset still passed.)
 
 use rebalance_model::check::checker::{check, CheckOptions, Verdict};
-use rebalance_model::{preset, BugSet, Config, RebalanceModel};
+use rebalance_model::check::por::reduced;
+use rebalance_model::check::shortest::first_discoveries;
+use rebalance_model::{preset, BugSet, Config};
 
 fn verdict_of(config: Config, property: &str) -> Verdict {
-    let model = RebalanceModel::new(config, BugSet::none());
+    // The reduced graph, as `check` searches by default: its verdicts are the whole graph's
+    // (spec 9; `integration/por.rs`).
+    let (model, _) = reduced(config, BugSet::none());
     let r = check(&model, &CheckOptions::dfs(2));
     r.verdicts
         .into_iter()
@@ -41,7 +45,8 @@ fn target_unavailable_give_up_needs_a_shorter_timeout_than_no_progress() {
 #[test]
 fn capped_admission_without_recovery_needs_m_plus_k_plan_buckets() {
     // Two moves, one tracked attempt, two slots, no coordinator crash: M + k = 3 > 2 buckets.
-    // (With a crash the need would be M + 1 = 2, and the guard must not use that one here.)
+    // (With a crash and a store failure the need would be M + 1 = 2, and the guard must not use
+    // that one here.)
     let mut c = preset("ci-two-buckets").unwrap();
     c.budgets.coordinator_crash = 0;
     c.budgets.cancel = 0;
@@ -67,4 +72,49 @@ fn the_backoff_cap_past_the_no_progress_give_up_is_not_reached() {
         "SOME-BACKOFF-AT-CAP",
         "before the backoff reaches its cap",
     );
+}
+
+/// With a coordinator crash, two moves, two slots and M = 1: both moves are admitted and
+/// mid-migration at once, so the recovery restores both as tracked and none is pending: no
+/// example. (The guard said M + 1 = 2 buckets suffice with a crash, and a configuration like
+/// this one failed its check with a missing example; found by mutating that guard, F18.)
+#[test]
+fn capped_admission_with_a_recovery_and_every_bucket_admitted_has_no_example() {
+    let mut c = preset("ci-two-buckets").unwrap();
+    c.budgets.cancel = 0;
+    c.max_tracked_timed_out = 1;
+    c.max_inflight = 2;
+    assert_na(
+        c,
+        "SOME-ADMISSION-CAPPED",
+        "max(max_tracked_timed_out, max_inflight) + 1",
+    );
+}
+
+/// The same with a store failure: a failed Phase A leaves an admitted bucket at its origin, so
+/// after the recovery it is pending beside the restored one, and M + 1 = 2 buckets have an
+/// example (the guard must see the crash: with its `> 0` turned to `< 0` it asked for M + k).
+#[test]
+fn capped_admission_with_a_recovery_and_a_failed_phase_a_needs_only_m_plus_one_buckets() {
+    let mut c = preset("ci-two-buckets").unwrap();
+    c.budgets.cancel = 0;
+    c.budgets.store_failure = 1;
+    c.max_tracked_timed_out = 1;
+    c.max_inflight = 2;
+    // Not n/a, and an example exists: the first one, by a breadth-first search that stops there.
+    assert_eq!(
+        rebalance_model::properties::not_applicable("SOME-ADMISSION-CAPPED", &c),
+        None
+    );
+    let (model, _) = reduced(c, BugSet::none());
+    let found = first_discoveries(&model, &["SOME-ADMISSION-CAPPED"]);
+    assert_eq!(found.len(), 1, "no example of SOME-ADMISSION-CAPPED");
+}
+
+#[test]
+fn the_progress_goal_is_decided_by_the_progress_check_only() {
+    let mut c = preset("tiny").unwrap();
+    assert_na(c.clone(), "LIVE-PROGRESS", "give-ups on");
+    c.no_give_up = true;
+    assert_eq!(verdict_of(c, "LIVE-PROGRESS"), Verdict::Holds);
 }
