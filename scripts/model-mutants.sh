@@ -23,6 +23,7 @@ properties.rs) with cargo-mutants and judges each mutant by verdicts only
   model/tests/variant_acts.rs     each Fluss variant that redefines a predicate of spec 4 acts
                                   as spec 10's row says, at every step where it acts
   model/tests/step_labels.rs      every coordinator step names the rule it ran (spec 5)
+  model/tests/transition_teeth.rs a step made to break a history invariant is flagged
 
 State counts and counterexample lengths are not consulted (REBALANCE_VERDICTS_ONLY=1 turns
 ci_presets.rs's count comparisons off): a mutant that only changes a count survives.
