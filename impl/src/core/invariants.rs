@@ -26,15 +26,54 @@ fn fail(name: &'static str, detail: String) -> Result<(), InvariantViolation> {
 impl<S: Store> Manager<S> {
     /// Checks INV-STRUCTURE, INV-SLOT, INV-TRACKED-BOUND (state part), INV-ONE-ATTEMPT,
     /// INV-PENDING-AT-ORIGIN, INV-CANCEL-PERSISTED-FIRST (state part), INV-FINAL-PERSISTED,
-    /// INV-CONTEXT-COHERENT and INV-COMPLETED-AT-TARGET. O(plan + cluster): run after every
-    /// input in debug builds and tests. The store parts need [`Store::inspect`].
+    /// INV-CONTEXT-COHERENT, INV-COMPLETED-AT-TARGET and INV-STATUS-PROMISE (all but its
+    /// CANCELED clause). O(plan + cluster): run after every input in debug builds and tests. The
+    /// store parts need [`Store::inspect`].
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
         self.check_structure()?;
         self.check_replica_index()?;
         self.check_bounds()?;
         self.check_pending_at_origin()?;
         self.check_store_parts()?;
-        self.check_completed_at_target()
+        self.check_completed_at_target()?;
+        self.check_status_promise()
+    }
+
+    /// INV-STATUS-PROMISE (spec 7.1, 7.4): a COMPLETED bucket is deleted or assigned its target
+    /// set; an overall FAILED means no cancel and some bucket FAILED, an overall CANCELED a
+    /// cancel. Its CANCELED-at-origin clause is left to the model: the spec exempts a status R16
+    /// copied from a final task (finding F24), and the manager keeps no record of which were.
+    fn check_status_promise(&self) -> Result<(), InvariantViolation> {
+        const N: &str = "INV-STATUS-PROMISE";
+        match self.overall {
+            Some(OverallStatus::Failed) if self.cancel_requested || self.counts.failed == 0 => {
+                return fail(
+                    N,
+                    "FAILED overall without a failed bucket, or with a cancel".into(),
+                );
+            }
+            Some(OverallStatus::Canceled) if !self.cancel_requested => {
+                return fail(N, "CANCELED overall without a cancel".into());
+            }
+            _ => {}
+        }
+        for (b, pb) in self.plan_buckets.iter() {
+            if pb.status != BucketStatus::Completed || self.ctx.is_deleted(b) {
+                continue;
+            }
+            let e = plan_entry(&self.plan, pb.index);
+            let assigned: BTreeSet<_> = self.ctx.buckets[&b].assignment.iter().copied().collect();
+            if assigned != e.trs_set() {
+                return fail(
+                    N,
+                    format!(
+                        "COMPLETED bucket {b} assigned {assigned:?}, target {:?}",
+                        e.trs
+                    ),
+                );
+            }
+        }
+        Ok(())
     }
 
     /// The part of INV-CONTEXT-COHERENT the store cannot show: the index of the buckets each
@@ -262,6 +301,8 @@ impl<S: Store> Manager<S> {
         if self.overall != Some(OverallStatus::Completed) {
             return Ok(());
         }
+        // Each COMPLETED bucket's assignment is INV-STATUS-PROMISE's, checked for every bucket
+        // whatever the overall status (`check_status_promise`).
         for (b, pb) in self.plan_buckets.iter() {
             if pb.status != BucketStatus::Completed {
                 return fail(
@@ -269,18 +310,67 @@ impl<S: Store> Manager<S> {
                     format!("bucket {b} is {:?}", pb.status),
                 );
             }
-            if self.ctx.is_deleted(b) {
-                continue;
-            }
-            let e = plan_entry(&self.plan, pb.index);
-            let assigned: BTreeSet<_> = self.ctx.buckets[&b].assignment.iter().copied().collect();
-            if assigned != e.trs_set() {
-                return fail(
-                    "INV-COMPLETED-AT-TARGET",
-                    format!("bucket {b} assigned {assigned:?}, target {:?}", e.trs),
-                );
-            }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use crate::core::types::{BucketStatus, LeaderAndIsr, OverallStatus, Plan, PlanEntry};
+    use crate::{BucketRecord, Config, Effect, Event, Input, Manager, MemStore};
+
+    /// A manager that has registered one move [0, 1, 2] -> [1, 2, 3] and holds the promise.
+    fn registered() -> Manager<MemStore> {
+        let mut store = MemStore::new();
+        store.put_bucket(
+            0,
+            BucketRecord {
+                assignment: vec![0, 1, 2],
+                lai: LeaderAndIsr {
+                    leader: Some(0),
+                    leader_epoch: 0,
+                    isr: BTreeSet::from([0, 1, 2]),
+                    bucket_epoch: 0,
+                    coordinator_epoch: 0,
+                },
+            },
+        );
+        let live = BTreeSet::from([0, 1, 2, 3]);
+        let (mut m, effects) = Manager::start(Config::default(), store, live, 0).unwrap();
+        assert_eq!(effects, vec![Effect::Enqueue(Event::Recover)]);
+        m.handle(0, Input::Event(Event::Recover));
+        let entry = PlanEntry::new(vec![0, 1, 2], vec![1, 2, 3], Some(0)).unwrap();
+        m.handle(
+            0,
+            Input::Register {
+                plan: Plan::new(vec![(0, entry)]),
+            },
+        );
+        assert!(m.check_status_promise().is_ok());
+        m
+    }
+
+    #[test]
+    fn a_completed_bucket_off_its_target_breaks_the_status_promise() {
+        let mut m = registered();
+        m.set_status(0, BucketStatus::Completed);
+        let v = m.check_status_promise().unwrap_err();
+        assert_eq!(v.name, "INV-STATUS-PROMISE");
+    }
+
+    #[test]
+    fn an_overall_status_that_misstates_the_cancel_breaks_the_status_promise() {
+        let mut m = registered();
+        m.overall = Some(OverallStatus::Canceled);
+        assert!(
+            m.check_status_promise().is_err(),
+            "CANCELED without a cancel"
+        );
+        m.cancel_requested = true;
+        m.overall = Some(OverallStatus::Failed);
+        assert!(m.check_status_promise().is_err(), "FAILED with a cancel");
     }
 }
