@@ -80,3 +80,48 @@ fn an_admission_after_the_cancel_is_stored_is_flagged() {
     );
     assert!(post.ghost.violations.new_work_after_cancel);
 }
+
+/// A state of `tiny` after the Register's Phase A: bucket 0's stored epochs are above zero.
+fn written() -> (RebalanceModel, SystemState) {
+    let m = RebalanceModel::new(preset("tiny").unwrap(), BugSet::none());
+    let pre = find(&m, |s| s.store.buckets.lai[0].bucket_epoch > 0);
+    (m, pre)
+}
+
+#[test]
+fn a_change_whose_bucket_epoch_does_not_rise_is_flagged() {
+    let (m, pre) = written();
+    let mut post = pre.clone();
+    let e = pre.coordinator.plan[0];
+    post.store.buckets.assignment[0] = e.ors;
+    assert_ne!(
+        post.store.buckets.assignment[0],
+        pre.store.buckets.assignment[0]
+    );
+    record(
+        &m.config,
+        &pre,
+        &Action::TICK,
+        &StepOutput::default(),
+        &mut post,
+    );
+    assert!(post.ghost.violations.change_without_epoch);
+}
+
+#[test]
+fn an_epoch_that_falls_is_flagged() {
+    let (m, pre) = written();
+    let mut post = pre.clone();
+    // The leader changes and its epoch rises, but the bucket epoch falls.
+    let lai = &mut post.store.buckets.lai[0];
+    lai.bucket_epoch -= 1;
+    lai.isr = rebalance_model::ServerSet::EMPTY;
+    record(
+        &m.config,
+        &pre,
+        &Action::TICK,
+        &StepOutput::default(),
+        &mut post,
+    );
+    assert!(post.ghost.violations.change_without_epoch);
+}
