@@ -13,6 +13,7 @@ mod cluster_cli;
 mod common;
 mod doc_paths;
 mod failed_responses;
+mod fluss_report;
 mod fuzz_decoders;
 mod group_commit;
 mod import_cycles;
