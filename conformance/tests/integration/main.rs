@@ -11,6 +11,7 @@
 mod cluster_cli;
 #[path = "../common/mod.rs"]
 mod common;
+mod design_suites;
 mod doc_paths;
 mod failed_responses;
 mod fluss_report;
