@@ -30,6 +30,16 @@ fn assert_na(config: Config, property: &str, reason: &str) {
     }
 }
 
+/// `ci-two-buckets` (two moves, a coordinator crash) without its cancel, with two slots and one
+/// tracked attempt: the shape of the capped-admission guards below.
+fn two_moves_two_slots_one_tracked() -> Config {
+    let mut c = preset("ci-two-buckets").unwrap();
+    c.budgets.cancel = 0;
+    c.max_tracked_timed_out = 1;
+    c.max_inflight = 2;
+    c
+}
+
 #[test]
 fn target_unavailable_give_up_needs_a_shorter_timeout_than_no_progress() {
     let mut c = preset("tiny").unwrap();
@@ -47,11 +57,8 @@ fn capped_admission_without_recovery_needs_m_plus_k_plan_buckets() {
     // Two moves, one tracked attempt, two slots, no coordinator crash: M + k = 3 > 2 buckets.
     // (With a crash and a store failure the need would be M + 1 = 2, and the guard must not use
     // that one here.)
-    let mut c = preset("ci-two-buckets").unwrap();
+    let mut c = two_moves_two_slots_one_tracked();
     c.budgets.coordinator_crash = 0;
-    c.budgets.cancel = 0;
-    c.max_tracked_timed_out = 1;
-    c.max_inflight = 2;
     assert_na(
         c,
         "SOME-ADMISSION-CAPPED",
@@ -80,12 +87,8 @@ fn the_backoff_cap_past_the_no_progress_give_up_is_not_reached() {
 /// this one failed its check with a missing example; found by mutating that guard, F18.)
 #[test]
 fn capped_admission_with_a_recovery_and_every_bucket_admitted_has_no_example() {
-    let mut c = preset("ci-two-buckets").unwrap();
-    c.budgets.cancel = 0;
-    c.max_tracked_timed_out = 1;
-    c.max_inflight = 2;
     assert_na(
-        c,
+        two_moves_two_slots_one_tracked(),
         "SOME-ADMISSION-CAPPED",
         "max(max_tracked_timed_out, max_inflight) + 1",
     );

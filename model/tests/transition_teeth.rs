@@ -9,9 +9,14 @@
 mod common;
 use common::find;
 use rebalance_model::state::Attempt;
-use rebalance_model::transition::record;
+use rebalance_model::transition::{record, Examined};
 use rebalance_model::{preset, Action, BucketStatus, BugSet, RebalanceModel, SystemState};
 use rebalance_model::{Key, StepOutput};
+
+/// Runs the transition check on `pre -> post` as if a Tick had made the change.
+fn after_a_tick(m: &RebalanceModel, pre: &SystemState, post: &mut SystemState) -> Examined {
+    record(&m.config, pre, &Action::TICK, &StepOutput::default(), post)
+}
 
 /// `pre` with its first pending bucket admitted by hand: running, with an attempt.
 fn with_an_admission(pre: &SystemState) -> SystemState {
@@ -46,13 +51,7 @@ fn an_admission_while_the_tracked_set_is_full_is_flagged() {
                 .any(|b| c.status_of(*b) == Some(BucketStatus::NotStarted))
     });
     let mut post = with_an_admission(&pre);
-    let seen = record(
-        &m.config,
-        &pre,
-        &Action::TICK,
-        &StepOutput::default(),
-        &mut post,
-    );
+    let seen = after_a_tick(&m, &pre, &mut post);
     assert_eq!(seen.admissions.len(), 1, "the admission was not examined");
     assert!(post.ghost.violations.admitted_while_capped);
 }
@@ -71,13 +70,7 @@ fn an_admission_after_the_cancel_is_stored_is_flagged() {
         t.cancel_requested = true;
     }
     let mut post = with_an_admission(&pre);
-    record(
-        &m.config,
-        &pre,
-        &Action::TICK,
-        &StepOutput::default(),
-        &mut post,
-    );
+    after_a_tick(&m, &pre, &mut post);
     assert!(post.ghost.violations.new_work_after_cancel);
 }
 
@@ -98,13 +91,7 @@ fn a_change_whose_bucket_epoch_does_not_rise_is_flagged() {
         post.store.buckets.assignment[0],
         pre.store.buckets.assignment[0]
     );
-    record(
-        &m.config,
-        &pre,
-        &Action::TICK,
-        &StepOutput::default(),
-        &mut post,
-    );
+    after_a_tick(&m, &pre, &mut post);
     assert!(post.ghost.violations.change_without_epoch);
 }
 
@@ -116,12 +103,6 @@ fn an_epoch_that_falls_is_flagged() {
     let lai = &mut post.store.buckets.lai[0];
     lai.bucket_epoch -= 1;
     lai.isr = rebalance_model::ServerSet::EMPTY;
-    record(
-        &m.config,
-        &pre,
-        &Action::TICK,
-        &StepOutput::default(),
-        &mut post,
-    );
+    after_a_tick(&m, &pre, &mut post);
     assert!(post.ghost.violations.change_without_epoch);
 }
