@@ -22,7 +22,7 @@ fn each_edge(model: &RebalanceModel, mut visit: impl FnMut(&SystemState, &Action
     while let Some(s) = stack.pop() {
         model.successors(&s, |a, next, _| {
             visit(&s, &a, &next);
-            if seen.insert(fingerprint(&next)) {
+            if model.within_bound(&next) && seen.insert(fingerprint(&next)) {
                 stack.push(next);
             }
         });
@@ -125,4 +125,51 @@ fn split_bucket_writes_complete_a_move_only_with_both_assignments_at_the_target(
         });
     }
     assert!(completed > 0, "no move completed, so nothing was checked");
+}
+
+/// spec 10, `recovery-order` (`[late]`): R2 cancels only the pending buckets at their origin
+/// (D4's `at_origin`, restated), and leaves the others pending.
+#[test]
+fn recovery_order_cancels_exactly_the_pending_buckets_at_their_origin() {
+    let mut config = preset("ci-two-buckets").unwrap();
+    config.max_network = Some(2);
+    let model = RebalanceModel::new(config, BugSet::of(&[Bug::RecoveryOrder]));
+    let (mut canceled, mut kept) = (0, 0);
+    let at_origin = |s: &SystemState, b: usize| {
+        let e = s
+            .coordinator
+            .plan
+            .iter()
+            .find(|e| e.bucket as usize == b)
+            .expect("a pending bucket is in the plan");
+        let leader_only = ServerSet::from_servers(&e.ors) == ServerSet::from_servers(&e.trs);
+        s.coordinator.cache.assignment[b] == e.ors
+            && !(leader_only && s.coordinator.cache.lai[b].leader == Some(e.new_leader))
+    };
+    each_edge(&model, |s, a, next| {
+        let cancel_ran = matches!(
+            a,
+            Action::Cancel {
+                fail_store_op: None
+            }
+        ) && !s.coordinator.cancel_requested
+            && next.coordinator.cancel_requested;
+        if !cancel_ran {
+            return;
+        }
+        for &b in s.coordinator.pending.iter() {
+            if s.coordinator.status_of(b) != Some(BucketStatus::NotStarted) {
+                continue;
+            }
+            let got = next.coordinator.status_of(b) == Some(BucketStatus::Canceled);
+            assert_eq!(at_origin(s, b as usize), got, "bucket {b} in {s:?}");
+            if got {
+                canceled += 1;
+            } else {
+                kept += 1;
+            }
+        }
+    });
+    println!("recovery-order: {canceled} pending buckets canceled, {kept} kept");
+    assert!(canceled > 0 && kept > 0, "{canceled} canceled, {kept} kept");
 }
