@@ -25,6 +25,7 @@ properties.rs) with cargo-mutants and judges each mutant by verdicts only
   model/tests/step_labels.rs      every coordinator step names the rule it ran (spec 5)
   model/tests/transition_teeth.rs a step made to break a history invariant is flagged
   model/tests/client_rules.rs     R1's numbering and R2's own finalize, which no verdict reads
+  model/tests/move_rules.rs       R11's shrink, where the planned-leader design needs it
 
 State counts and counterexample lengths are not consulted (REBALANCE_VERDICTS_ONLY=1 turns
 ci_presets.rs's count comparisons off): a mutant that only changes a count survives.
