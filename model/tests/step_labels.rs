@@ -1,4 +1,5 @@
-//! Every coordinator step names the rule it ran (spec 5, "Labels"). The labels are what a suite
+//! Every coordinator step names the rule it ran (spec 5, "Labels"), and reports the events it
+//! enqueued. The labels are what a suite
 //! targets and what the conformance coverage counts, but no verdict reads them: mutating the
 //! model's one labelling call away (`Step::fired` -> `()`) changed no verdict (spec/findings.md
 //! F18). Part of the model's mutation oracle (`.cargo/mutants-model.toml`).
@@ -53,4 +54,49 @@ fn every_coordinator_step_fires_its_rule() {
     }
     // Every kind of step above was met, so none of the checks is vacuous.
     assert_eq!(seen_rules.len(), 9, "{seen_rules:?}");
+}
+
+/// Every step reports the events it enqueued (`StepOutput::enqueued`, which conformance
+/// compares with the manager's effects): the queue after it is the queue before, its front
+/// taken if the step processed an event, with those appended. A crash of the coordinator is
+/// left out (R17 starts a new queue). Walked under `recovered-shows-rebalancing` too, whose
+/// recovery takes back the reconciles it enqueued (its `!=` turned to `==` reported the wrong
+/// ones and changed no verdict, F18).
+#[test]
+fn every_step_reports_the_events_it_enqueued() {
+    use rebalance_model::Bug;
+    let cases = [
+        ("ci-coordinator-crash", BugSet::none()),
+        (
+            "ci-two-buckets",
+            BugSet::of(&[Bug::RecoveredShowsRebalancing]),
+        ),
+    ];
+    let mut enqueued = 0;
+    for (name, bugs) in cases {
+        let mut config = preset(name).expect("preset");
+        config.max_network = Some(2);
+        let model = rebalance_model::RebalanceModel::new(config, bugs);
+        let init = model.init_state();
+        let mut seen = HashSet::from([fingerprint(&init)]);
+        let mut stack = vec![init];
+        while let Some(s) = stack.pop() {
+            model.successors(&s, |a, next, out| {
+                if !matches!(a, Action::CrashCoordinator) {
+                    let mut expected: Vec<Event> = s.coordinator.events.iter().copied().collect();
+                    if matches!(a, Action::ProcessEvent { .. }) {
+                        expected.remove(0);
+                    }
+                    expected.extend(out.enqueued.iter().copied());
+                    let got: Vec<Event> = next.coordinator.events.iter().copied().collect();
+                    assert_eq!(got, expected, "{name}: {a:?}");
+                    enqueued += out.enqueued.len();
+                }
+                if model.within_bound(&next) && seen.insert(fingerprint(&next)) {
+                    stack.push(next);
+                }
+            });
+        }
+    }
+    assert!(enqueued > 0);
 }
