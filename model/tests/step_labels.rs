@@ -1,8 +1,8 @@
 //! Every coordinator step names the rule it ran (spec 5, "Labels"), and reports the events it
-//! enqueued. The labels are what a suite
-//! targets and what the conformance coverage counts, but no verdict reads them: mutating the
-//! model's one labelling call away (`Step::fired` -> `()`) changed no verdict (spec/findings.md
-//! F18). Part of the model's mutation oracle (`.cargo/mutants-model.toml`).
+//! enqueued. The labels are what a suite targets and what the conformance coverage counts, but
+//! no verdict reads them: mutating the model's one labelling call away (`Step::fired` -> `()`)
+//! changed no verdict (spec/findings.md F18). Part of the model's mutation oracle
+//! (`.cargo/mutants-model.toml`).
 
 mod common;
 use common::fingerprint;
