@@ -63,9 +63,9 @@ pub use crate::core::effects::{
     AdjustIsrError, Effect, Event, Input, Nli, PlanError, RejectReason, Reply, RequestContext,
 };
 pub use crate::core::invariants::InvariantViolation;
-#[cfg(feature = "testing")]
-pub use crate::core::manager::PlantedBug;
 pub use crate::core::manager::{Manager, StartError};
+#[cfg(feature = "testing")]
+pub use crate::core::planted_bug::PlantedBug;
 pub use crate::core::progress::{AttemptView, Flags, Progress, Snapshot, StatusCounts};
 pub use crate::core::types::{
     Attempt, BucketId, BucketRecord, BucketStatus, Epoch, Key, LeaderAndIsr, Observed,

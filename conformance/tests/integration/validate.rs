@@ -207,7 +207,11 @@ fn a_completion_without_its_acknowledgement_is_rejected() {
         for at in 1..lines.len() {
             let v = &lines[at - 1];
             let acts = v["input"]["type"] == "nli_response" && v["store"]["ops"].as_u64() > Some(0);
-            if !acts || at == lines.len() {
+            // A record just before a restart, left out, is rightly explained as an input the
+            // crash cut short after its store operations ("Crashes" in spec/log-format.md;
+            // `canceled-copy-hides-a-drained-move.json` ends so).
+            let before_a_restart = lines.get(at).is_some_and(|n| n["type"] == "start");
+            if !acts || at == lines.len() || before_a_restart {
                 continue;
             }
             let mut spoiled = lines.clone();

@@ -19,5 +19,7 @@ pub mod config;
 pub mod effects;
 pub mod invariants;
 pub mod manager;
+#[cfg(feature = "testing")]
+pub mod planted_bug;
 pub mod progress;
 pub mod types;

@@ -67,7 +67,7 @@ fn holds<const I: usize>(m: &ExplorerModel, s: &ExplorerState) -> bool {
 }
 
 type Condition = fn(&ExplorerModel, &ExplorerState) -> bool;
-const CONDITIONS: [Condition; 48] = [
+const CONDITIONS: [Condition; 49] = [
     holds::<0>,
     holds::<1>,
     holds::<2>,
@@ -116,6 +116,7 @@ const CONDITIONS: [Condition; 48] = [
     holds::<45>,
     holds::<46>,
     holds::<47>,
+    holds::<48>,
 ];
 
 impl Model for ExplorerModel {

@@ -31,9 +31,6 @@ mod recovery;
 mod responses;
 mod timers;
 
-#[cfg(feature = "testing")]
-pub use planted::PlantedBug;
-
 use context::Context;
 
 /// A step was aborted by a failed store write (R8): stop here, keep what was done and emitted.
@@ -106,7 +103,7 @@ pub struct Manager<S> {
     pub(crate) out: Vec<Effect>,
     /// A bug a test put back (`planted`, the `testing` feature only).
     #[cfg(feature = "testing")]
-    pub(crate) planted: Option<planted::PlantedBug>,
+    pub(crate) planted: Option<crate::core::planted_bug::PlantedBug>,
 }
 
 impl<S: Store> Manager<S> {

@@ -5,18 +5,8 @@
 //! checks below are constant `false` and compile away.
 
 use super::Manager;
-
-/// A bug a test can put back into one incarnation ([`Manager::plant`]).
 #[cfg(feature = "testing")]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum PlantedBug {
-    /// R12 completes a leader-only bucket on a successful, current ack from any replica once the
-    /// stored leader is the new leader, not only on the new leader's own ack. Fluss had exactly
-    /// this (apache/fluss#3555, fixed by #3556): the request goes to every replica, and a
-    /// follower's answer could finish the task before the new leader had applied it.
-    LeaderOnlyAckFromAnyReplica,
-}
+use crate::core::planted_bug::PlantedBug;
 
 #[cfg(feature = "testing")]
 impl<S> Manager<S> {
