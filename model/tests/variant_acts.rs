@@ -29,15 +29,30 @@ fn each_edge(model: &RebalanceModel, mut visit: impl FnMut(&SystemState, &Action
     }
 }
 
-/// spec 10, `fluss-at-origin`: a bucket is at its origin when its assignment is the origin, its
-/// leader the old leader, and its ISR within the origin.
-fn fluss_at_origin(s: &SystemState, b: usize) -> bool {
-    let e = s
-        .coordinator
+/// Whether `a` is a Cancel whose store write succeeded, taking effect for the first time (R2).
+fn cancel_took_effect(s: &SystemState, a: &Action, next: &SystemState) -> bool {
+    matches!(
+        a,
+        Action::Cancel {
+            fail_store_op: None
+        }
+    ) && !s.coordinator.cancel_requested
+        && next.coordinator.cancel_requested
+}
+
+/// The plan entry of bucket `b`, which the caller knows is in the plan.
+fn plan_entry(s: &SystemState, b: usize) -> rebalance_model::PlanEntry {
+    *s.coordinator
         .plan
         .iter()
         .find(|e| e.bucket as usize == b)
-        .expect("an attempt's bucket is in the plan");
+        .expect("the bucket is in the plan")
+}
+
+/// spec 10, `fluss-at-origin`: a bucket is at its origin when its assignment is the origin, its
+/// leader the old leader, and its ISR within the origin.
+fn fluss_at_origin(s: &SystemState, b: usize) -> bool {
+    let e = plan_entry(s, b);
     let (assignment, lai) = (
         &s.coordinator.cache.assignment[b],
         &s.coordinator.cache.lai[b],
@@ -55,14 +70,7 @@ fn cancels_by_fluss_at_origin(name: &str) -> (usize, usize) {
     let (model, _) = reduced(preset(name).expect("preset"), bugs);
     let (mut canceled, mut spared) = (0, 0);
     each_edge(&model, |s, a, next| {
-        let cancel_ran = matches!(
-            a,
-            Action::Cancel {
-                fail_store_op: None
-            }
-        ) && !s.coordinator.cancel_requested
-            && next.coordinator.cancel_requested;
-        if !cancel_ran {
+        if !cancel_took_effect(s, a, next) {
             return;
         }
         for (b, _) in s.coordinator.attempts.iter() {
@@ -136,25 +144,13 @@ fn recovery_order_cancels_exactly_the_pending_buckets_at_their_origin() {
     let model = RebalanceModel::new(config, BugSet::of(&[Bug::RecoveryOrder]));
     let (mut canceled, mut kept) = (0, 0);
     let at_origin = |s: &SystemState, b: usize| {
-        let e = s
-            .coordinator
-            .plan
-            .iter()
-            .find(|e| e.bucket as usize == b)
-            .expect("a pending bucket is in the plan");
+        let e = plan_entry(s, b);
         let leader_only = ServerSet::from_servers(&e.ors) == ServerSet::from_servers(&e.trs);
         s.coordinator.cache.assignment[b] == e.ors
             && !(leader_only && s.coordinator.cache.lai[b].leader == Some(e.new_leader))
     };
     each_edge(&model, |s, a, next| {
-        let cancel_ran = matches!(
-            a,
-            Action::Cancel {
-                fail_store_op: None
-            }
-        ) && !s.coordinator.cancel_requested
-            && next.coordinator.cancel_requested;
-        if !cancel_ran {
+        if !cancel_took_effect(s, a, next) {
             return;
         }
         for &b in s.coordinator.pending.iter() {
