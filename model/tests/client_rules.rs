@@ -4,7 +4,7 @@
 //! are only ever compared for equality and every CI preset admits a bucket at once.
 
 mod common;
-use common::fingerprint;
+use common::each_edge;
 use rebalance_model::check::por::reduced;
 use rebalance_model::{
     preset, Action, BucketStatus, BugSet, ClientReply, OverallStatus, RebalanceModel,
@@ -17,27 +17,17 @@ use std::collections::HashSet;
 fn every_accepted_register_numbers_its_rebalance_one_above_the_stored_one() {
     // ci-leader registers twice.
     let (model, _) = reduced(preset("ci-leader").unwrap(), BugSet::none());
-    let init = model.init_state();
-    let mut seen = HashSet::from([fingerprint(&init)]);
-    let mut stack = vec![init];
     let mut accepted = HashSet::new();
-    while let Some(s) = stack.pop() {
-        model.successors(&s, |a, next, out| {
-            if let (
-                Action::Register { .. },
-                Some(ClientReply::Register(RegisterReply::Accepted(id))),
-            ) = (&a, &out.reply)
-            {
-                let before = s.store.task.as_ref().map_or(0, |t| t.id);
-                assert_eq!(*id, before + 1, "{a:?} after task {before}");
-                assert_eq!(next.coordinator.rid, Some(*id));
-                accepted.insert(*id);
-            }
-            if seen.insert(fingerprint(&next)) {
-                stack.push(next);
-            }
-        });
-    }
+    each_edge(&model, |s, a, next, out| {
+        if let (Action::Register { .. }, Some(ClientReply::Register(RegisterReply::Accepted(id)))) =
+            (&a, &out.reply)
+        {
+            let before = s.store.task.as_ref().map_or(0, |t| t.id);
+            assert_eq!(*id, before + 1, "{a:?} after task {before}");
+            assert_eq!(next.coordinator.rid, Some(*id));
+            accepted.insert(*id);
+        }
+    });
     assert!(
         accepted.len() >= 2,
         "a second register was accepted: {accepted:?}"

@@ -7,10 +7,9 @@
 //! reconcile (R7.2) instead of electing the planned leader when the ISR grew back (R18, R11).
 
 mod common;
-use common::fingerprint;
+use common::each_edge;
 use rebalance_model::check::por::reduced;
 use rebalance_model::{BugSet, Config, ServerSet, SystemState};
-use std::collections::HashSet;
 
 /// A running or tracked move attempt whose bucket is at its target and caught up, but led by
 /// another than the planned leader: R11 (from R18) and R7.2 never leave one behind a step.
@@ -37,31 +36,23 @@ fn the_planned_leader_is_elected_as_soon_as_the_target_has_caught_up() {
         "/configs/design-planned-leader-crash.json"
     );
     let (model, _) = reduced(Config::from_json_file(path).unwrap(), BugSet::none());
-    let init = model.init_state();
-    let mut seen = HashSet::from([fingerprint(&init)]);
-    let mut stack = vec![init];
     let mut regrown = 0;
-    while let Some(s) = stack.pop() {
-        model.successors(&s, |a, next, _| {
-            assert!(
-                !waiting_at_the_target(&next),
-                "{a:?} left a caught-up bucket at its target without the planned leader"
-            );
-            // The case that matters: the ISR grew back to the whole target under another leader.
-            let c = &s.coordinator;
-            if c.plan.iter().any(|e| {
-                let b = e.bucket as usize;
-                s.store.buckets.lai[b].leader != Some(e.new_leader)
-                    && next.store.buckets.lai[b].leader == Some(e.new_leader)
-                    && s.store.buckets.assignment[b] == e.trs
-            }) {
-                regrown += 1;
-            }
-            if seen.insert(fingerprint(&next)) {
-                stack.push(next);
-            }
-        });
-    }
+    each_edge(&model, |s, a, next, _| {
+        assert!(
+            !waiting_at_the_target(next),
+            "{a:?} left a caught-up bucket at its target without the planned leader"
+        );
+        // The case that matters: the ISR grew back to the whole target under another leader.
+        let c = &s.coordinator;
+        if c.plan.iter().any(|e| {
+            let b = e.bucket as usize;
+            s.store.buckets.lai[b].leader != Some(e.new_leader)
+                && next.store.buckets.lai[b].leader == Some(e.new_leader)
+                && s.store.buckets.assignment[b] == e.trs
+        }) {
+            regrown += 1;
+        }
+    });
     assert!(
         regrown > 0,
         "the planned leader was never elected at the target"

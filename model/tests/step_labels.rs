@@ -5,10 +5,10 @@
 //! (`.cargo/mutants-model.toml`).
 
 mod common;
-use common::fingerprint;
+use common::each_edge;
 use rebalance_model::check::por::reduced;
 use rebalance_model::{preset, Action, BugSet, Event, Rule};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 /// The rule a coordinator step of this action runs first, whatever it then decides.
 fn rule_of(a: &Action) -> Option<Rule> {
@@ -33,24 +33,16 @@ fn every_coordinator_step_fires_its_rule() {
     let mut seen_rules = BTreeSet::new();
     for name in ["ci-store", "ci-coordinator-crash"] {
         let (model, _) = reduced(preset(name).expect("preset"), BugSet::none());
-        let init = model.init_state();
-        let mut seen = HashSet::from([fingerprint(&init)]);
-        let mut stack = vec![init];
-        while let Some(s) = stack.pop() {
-            model.successors(&s, |a, next, out| {
-                if let Some(rule) = rule_of(&a) {
-                    assert!(
-                        out.rules.contains(rule),
-                        "{name}: {a:?} did not fire {rule:?} (fired {:?})",
-                        out.rules
-                    );
-                    seen_rules.insert(format!("{rule:?}"));
-                }
-                if seen.insert(fingerprint(&next)) {
-                    stack.push(next);
-                }
-            });
-        }
+        each_edge(&model, |_, a, _, out| {
+            if let Some(rule) = rule_of(a) {
+                assert!(
+                    out.rules.contains(rule),
+                    "{name}: {a:?} did not fire {rule:?} (fired {:?})",
+                    out.rules
+                );
+                seen_rules.insert(format!("{rule:?}"));
+            }
+        });
     }
     // Every kind of step above was met, so none of the checks is vacuous.
     assert_eq!(seen_rules.len(), 9, "{seen_rules:?}");
@@ -77,26 +69,18 @@ fn every_step_reports_the_events_it_enqueued() {
         let mut config = preset(name).expect("preset");
         config.max_network = Some(2);
         let model = rebalance_model::RebalanceModel::new(config, bugs);
-        let init = model.init_state();
-        let mut seen = HashSet::from([fingerprint(&init)]);
-        let mut stack = vec![init];
-        while let Some(s) = stack.pop() {
-            model.successors(&s, |a, next, out| {
-                if !matches!(a, Action::CrashCoordinator) {
-                    let mut expected: Vec<Event> = s.coordinator.events.iter().copied().collect();
-                    if matches!(a, Action::ProcessEvent { .. }) {
-                        expected.remove(0);
-                    }
-                    expected.extend(out.enqueued.iter().copied());
-                    let got: Vec<Event> = next.coordinator.events.iter().copied().collect();
-                    assert_eq!(got, expected, "{name}: {a:?}");
-                    enqueued += out.enqueued.len();
+        each_edge(&model, |s, a, next, out| {
+            if !matches!(a, Action::CrashCoordinator) {
+                let mut expected: Vec<Event> = s.coordinator.events.iter().copied().collect();
+                if matches!(a, Action::ProcessEvent { .. }) {
+                    expected.remove(0);
                 }
-                if model.within_bound(&next) && seen.insert(fingerprint(&next)) {
-                    stack.push(next);
-                }
-            });
-        }
+                expected.extend(out.enqueued.iter().copied());
+                let got: Vec<Event> = next.coordinator.events.iter().copied().collect();
+                assert_eq!(got, expected, "{name}: {a:?}");
+                enqueued += out.enqueued.len();
+            }
+        });
     }
     assert!(enqueued > 0);
 }

@@ -8,26 +8,10 @@
 //! mutation oracle (`.cargo/mutants-model.toml`).
 
 mod common;
-use common::fingerprint;
+use common::each_edge;
 use rebalance_model::check::por::reduced;
 use rebalance_model::types::ServerSet;
 use rebalance_model::{preset, Action, BucketStatus, Bug, BugSet, RebalanceModel, SystemState};
-use std::collections::HashSet;
-
-/// Every reachable state of `model`'s graph, with each action enabled there and its successor.
-fn each_edge(model: &RebalanceModel, mut visit: impl FnMut(&SystemState, &Action, &SystemState)) {
-    let init = model.init_state();
-    let mut seen = HashSet::from([fingerprint(&init)]);
-    let mut stack = vec![init];
-    while let Some(s) = stack.pop() {
-        model.successors(&s, |a, next, _| {
-            visit(&s, &a, &next);
-            if model.within_bound(&next) && seen.insert(fingerprint(&next)) {
-                stack.push(next);
-            }
-        });
-    }
-}
 
 /// Whether `a` is a Cancel whose store write succeeded, taking effect for the first time (R2).
 fn cancel_took_effect(s: &SystemState, a: &Action, next: &SystemState) -> bool {
@@ -69,7 +53,7 @@ fn cancels_by_fluss_at_origin(name: &str) -> (usize, usize) {
     let bugs = BugSet::of(&[Bug::FlussAtOrigin]);
     let (model, _) = reduced(preset(name).expect("preset"), bugs);
     let (mut canceled, mut spared) = (0, 0);
-    each_edge(&model, |s, a, next| {
+    each_edge(&model, |s, a, next, _| {
         if !cancel_took_effect(s, a, next) {
             return;
         }
@@ -111,7 +95,7 @@ fn split_bucket_writes_complete_a_move_only_with_both_assignments_at_the_target(
     let mut completed = 0;
     for name in ["ci-store", "ci-rf2-recovery"] {
         let (model, _) = reduced(preset(name).expect("preset"), bugs);
-        each_edge(&model, |s, _, next| {
+        each_edge(&model, |s, _, next, _| {
             for e in next.coordinator.plan.iter() {
                 let b = e.bucket;
                 let now = next.coordinator.status_of(b) == Some(BucketStatus::Completed);
@@ -149,7 +133,7 @@ fn recovery_order_cancels_exactly_the_pending_buckets_at_their_origin() {
         s.coordinator.cache.assignment[b] == e.ors
             && !(leader_only && s.coordinator.cache.lai[b].leader == Some(e.new_leader))
     };
-    each_edge(&model, |s, a, next| {
+    each_edge(&model, |s, a, next, _| {
         if !cancel_took_effect(s, a, next) {
             return;
         }

@@ -134,6 +134,31 @@ pub fn find(
     panic!("no reachable state of the kind asked for");
 }
 
+/// Every edge of `m`'s reachable graph within its search bound, depth-first in action order:
+/// `visit(state, action, successor, output)` once per edge.
+#[allow(dead_code)]
+pub fn each_edge(
+    m: &rebalance_model::RebalanceModel,
+    mut visit: impl FnMut(
+        &rebalance_model::SystemState,
+        &rebalance_model::Action,
+        &rebalance_model::SystemState,
+        &rebalance_model::StepOutput,
+    ),
+) {
+    let init = m.init_state();
+    let mut seen = std::collections::HashSet::from([fingerprint(&init)]);
+    let mut stack = vec![init];
+    while let Some(s) = stack.pop() {
+        m.successors(&s, |a, next, out| {
+            visit(&s, &a, &next, &out);
+            if m.within_bound(&next) && seen.insert(fingerprint(&next)) {
+                stack.push(next);
+            }
+        });
+    }
+}
+
 /// A verdict's kind, without its counterexample's or example's length: what two searches of the
 /// same configuration must agree on (superseded.rs, por.rs).
 #[allow(dead_code)]

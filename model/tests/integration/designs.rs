@@ -6,9 +6,9 @@
 use rebalance_model::check::cycle::fair_cycles_for_goals;
 use rebalance_model::check::por::reduced;
 use rebalance_model::{BucketStatus, BugSet, Config, RebalanceModel, ServerId, SystemState};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
-use crate::common::fingerprint;
+use crate::common::each_edge;
 
 const PLANNED_LEADER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -18,21 +18,13 @@ const PLANNED_LEADER: &str = concat!(
 /// The stored leader of bucket 0 at each step that completes it, over the whole graph.
 fn leaders_at_completion(config: Config) -> BTreeSet<Option<ServerId>> {
     let (model, _) = reduced(config, BugSet::none());
-    let init = model.init_state();
-    let mut seen = HashSet::from([fingerprint(&init)]);
-    let mut stack = vec![init];
     let mut leaders = BTreeSet::new();
     let done = |s: &SystemState| s.coordinator.status_of(0) == Some(BucketStatus::Completed);
-    while let Some(s) = stack.pop() {
-        model.successors(&s, |_, next, _| {
-            if done(&next) && !done(&s) {
-                leaders.insert(next.store.buckets.lai[0].leader);
-            }
-            if seen.insert(fingerprint(&next)) {
-                stack.push(next);
-            }
-        });
-    }
+    each_edge(&model, |s, _, next, _| {
+        if done(next) && !done(s) {
+            leaders.insert(next.store.buckets.lai[0].leader);
+        }
+    });
     leaders
 }
 
