@@ -121,3 +121,29 @@ fn the_progress_goal_is_decided_by_the_progress_check_only() {
     c.no_give_up = true;
     assert_eq!(verdict_of(c, "LIVE-PROGRESS"), Verdict::Holds);
 }
+
+/// The guard's other way to leave an admitted bucket at its origin: a leader-only bucket whose
+/// election finds no live candidate. Two leader-only buckets, two slots, a tracked cap of one,
+/// a server crash and a coordinator crash: M + 1 = 2 buckets have an example (found in 8
+/// steps), where without that clause the guard would ask for max(M, k) + 1 = 3.
+#[test]
+fn capped_admission_with_a_recovery_and_a_leader_only_wait_needs_only_m_plus_one_buckets() {
+    let c = Config::from_json_str(
+        r#"{"servers": 2, "replication_factor": 2,
+            "buckets": [{"assignment": [0, 1], "leader": 0}, {"assignment": [0, 1], "leader": 0}],
+            "plan": [{"bucket": 0, "target": [1, 0]}, {"bucket": 1, "target": [1, 0]}],
+            "task_timeout_ticks": 1, "max_reconcile_backoff_ticks": 1,
+            "target_unavailable_timeout_ticks": 1, "no_progress_timeout_ticks": 2,
+            "max_tracked_timed_out": 1, "max_inflight": 2,
+            "budgets": {"register": 1, "server_crash": 1, "coordinator_crash": 1},
+            "collect_dead_messages": true}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        rebalance_model::properties::not_applicable("SOME-ADMISSION-CAPPED", &c),
+        None
+    );
+    let (model, _) = reduced(c, BugSet::none());
+    let found = first_discoveries(&model, &["SOME-ADMISSION-CAPPED"]);
+    assert_eq!(found.len(), 1, "no example of SOME-ADMISSION-CAPPED");
+}
