@@ -2,6 +2,7 @@
 //! kind a budget of at least one and each finishes exhaustively in CI; `full` is for scheduled
 //! runs.
 
+use crate::check::fault_coverage::{FaultKind, Faults, Shape};
 use crate::config::{BucketConfig, Budgets, Config, ConfigError, PlanTarget};
 
 /// The spec 6 model column: timeout 2, backoff cap 2, target-unavailable 3, no-progress 4,
@@ -349,9 +350,64 @@ const PRESETS: &[Preset] = &[
     }),
 ];
 
-/// A preset by name.
+/// A preset by name: one of the named presets, or a member of the fault-combination family.
 pub fn preset(name: &str) -> Option<Config> {
-    PRESETS.iter().find(|(n, _)| *n == name).map(|(_, f)| f())
+    PRESETS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, f)| f())
+        .or_else(|| parse_combination(name))
+}
+
+/// The fault-combination family (spec 9, "Fault coverage"): one RF-2 bucket, a move `[0, 1] ->
+/// [1, 2]` or a leader-only change `[0, 1] -> [1, 0]`, with a budget of one for each fault kind
+/// named and none for the others, so that the exhaustive search puts each fault at every point
+/// of the migration and of the other's. A second register is a register budget of two; a
+/// deposed coordinator's step needs a coordinator crash before it, so `zombie` also gives the
+/// crash a budget of one. Named `faults-<shape>-<kind>+<kind>...`, the kinds in
+/// [`FaultKind::ALL`] order (`faults-move-cancel+loss`).
+pub fn combination(shape: Shape, faults: Faults) -> Config {
+    let description = format!("{} bucket; one each of: {faults}", shape.name());
+    let mut c = match shape {
+        Shape::Move => rf2_move(&description),
+        Shape::LeaderOnly => one_leader_only(&description),
+    };
+    for kind in faults.iter() {
+        let b = &mut c.budgets;
+        match kind {
+            FaultKind::SecondRegister => b.register = 2,
+            FaultKind::Cancel => b.cancel = 1,
+            FaultKind::CoordinatorCrash => b.coordinator_crash = 1,
+            FaultKind::ServerCrash => b.server_crash = 1,
+            FaultKind::StoreFailure => b.store_failure = 1,
+            FaultKind::MessageLoss => b.message_loss = 1,
+            FaultKind::MessageDuplication => b.message_duplication = 1,
+            FaultKind::BucketDeletion => b.bucket_deletion = 1,
+            FaultKind::ZombieStep => {
+                b.zombie_steps = 1;
+                b.coordinator_crash = 1;
+            }
+        }
+    }
+    c
+}
+
+/// The name of [`combination`]`(shape, faults)`.
+pub fn combination_name(shape: Shape, faults: Faults) -> String {
+    let kinds: Vec<&str> = faults.iter().map(FaultKind::name).collect();
+    format!("faults-{}-{}", shape.name(), kinds.join("+"))
+}
+
+fn parse_combination(name: &str) -> Option<Config> {
+    let rest = name.strip_prefix("faults-")?;
+    let (shape, kinds) = Shape::ALL
+        .into_iter()
+        .find_map(|s| Some((s, rest.strip_prefix(s.name())?.strip_prefix('-')?)))?;
+    let mut faults = Faults::default();
+    for k in kinds.split('+') {
+        faults = faults.with(FaultKind::ALL.into_iter().find(|f| f.name() == k)?);
+    }
+    (combination_name(shape, faults) == name).then(|| combination(shape, faults))
 }
 
 /// Every preset name, in a fixed order.

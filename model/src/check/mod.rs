@@ -6,6 +6,7 @@
 
 pub mod checker;
 pub mod cycle;
+pub mod fault_coverage;
 pub mod lasso;
 pub mod por;
 pub mod shortest;

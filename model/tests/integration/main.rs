@@ -21,6 +21,7 @@ mod cycles;
 mod designs;
 mod explorer;
 mod fairness;
+mod fault_coverage;
 mod por;
 mod presets;
 mod progress;

@@ -4,6 +4,7 @@
 // library API.
 mod bench;
 mod churn;
+mod faults;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use rebalance_model::check::checker::{self, CheckOptions, CheckReport, Strategy, Verdict};
@@ -192,6 +193,29 @@ enum Command {
         #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..))]
         max_steps: u32,
     },
+    /// Measure which combinations of fault kinds each configuration's graph reaches (spec 9,
+    /// "Fault coverage"): for every pair and triple of fault kinds (a cancel and a second
+    /// register count as faults), every plan kind (move, leader-only) and every phase of an
+    /// RF >= 2 bucket (at origin, union written, mid-move, at target, tracked), which
+    /// configurations take the last fault of the combination with the others already taken,
+    /// on a bucket in that phase. Walks the graph `check` searches (the reduced one), one
+    /// configuration after another, with a line per configuration on stderr; prints the
+    /// tables as Markdown (docs/fault-coverage.md is this output for the CI presets and the
+    /// scheduled configurations, `scripts/fault-coverage.sh`). Exit 0, or 2 on bad usage or
+    /// configuration.
+    Faults {
+        /// A preset name or a path to a JSON configuration file; repeatable. The default is
+        /// every `ci-*` preset.
+        #[arg(long = "config", value_name = "NAME|FILE")]
+        configs: Vec<String>,
+        /// Stop a configuration's walk after this many states; the cells it reached are
+        /// reached, and its row says it stopped.
+        #[arg(long, default_value_t = 100_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+        max_states: u64,
+        /// Write the Markdown to this file instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<std::path::PathBuf>,
+    },
     /// List the presets with a one-line description.
     Configs,
     /// Write a conformance suite: a few version 2 traces, with `expect` blocks from the model's
@@ -274,6 +298,38 @@ fn main() -> ExitCode {
     rebalance_model::view::pipe::end_quietly_on_broken_pipe();
     let cli = Cli::parse();
     match cli.command {
+        Command::Faults {
+            configs,
+            max_states,
+            out,
+        } => {
+            let names: Vec<String> = if configs.is_empty() {
+                rebalance_model::presets::ci_preset_names()
+                    .into_iter()
+                    .map(String::from)
+                    .collect()
+            } else {
+                configs
+            };
+            let measured = match faults::measure(&names, max_states as usize) {
+                Ok(m) => m,
+                Err(e) => return usage(&e),
+            };
+            let mut command = String::from("rebalance-model faults");
+            for n in &names {
+                command.push_str(&format!(" --config {n}"));
+            }
+            let text = faults::markdown(&measured, &command);
+            match out {
+                None => print!("{text}"),
+                Some(path) => {
+                    if let Err(e) = std::fs::write(&path, text) {
+                        return usage(&format!("cannot write {}: {e}", path.display()));
+                    }
+                }
+            }
+            ExitCode::SUCCESS
+        }
         Command::Configs => {
             for name in preset_names() {
                 let c = preset(name).expect("listed preset");
