@@ -391,7 +391,7 @@ fn subcommands() -> Vec<String> {
         .collect();
     assert_eq!(
         names,
-        ["check", "explore", "churn", "configs", "suite", "replay", "bench"],
+        ["check", "explore", "churn", "faults", "configs", "suite", "replay", "bench"],
         "{help}"
     );
     names

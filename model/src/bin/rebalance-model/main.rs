@@ -200,9 +200,9 @@ enum Command {
     /// configurations take the last fault of the combination with the others already taken,
     /// on a bucket in that phase. Walks the graph `check` searches (the reduced one), one
     /// configuration after another, with a line per configuration on stderr; prints the
-    /// tables as Markdown (docs/fault-coverage.md is this output for the CI presets and the
-    /// scheduled configurations, `scripts/fault-coverage.sh`). Exit 0, or 2 on bad usage or
-    /// configuration.
+    /// tables as Markdown (docs/fault-coverage-family.md is this output for the pairs of the
+    /// fault-combination family, `scripts/fault-coverage-family.sh`). Exit 0, or 2 on bad
+    /// usage or configuration.
     Faults {
         /// A preset name or a path to a JSON configuration file; repeatable. The default is
         /// every `ci-*` preset.
