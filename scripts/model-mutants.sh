@@ -26,6 +26,8 @@ properties.rs) with cargo-mutants and judges each mutant by verdicts only
   model/tests/transition_teeth.rs a step made to break a history invariant is flagged
   model/tests/client_rules.rs     R1's numbering and R2's own finalize, which no verdict reads
   model/tests/move_rules.rs       R11's shrink, where the planned-leader design needs it
+  model/tests/action_kinds.rs     every kind of action is taken on some preset
+  model/tests/canonical_states.rs every set-like field of a reachable state is in its order
 
 State counts and counterexample lengths are not consulted (REBALANCE_VERDICTS_ONLY=1 turns
 ci_presets.rs's count comparisons off): a mutant that only changes a count survives.

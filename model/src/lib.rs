@@ -36,6 +36,12 @@ pub mod reductions {
     pub use crate::environment::{adjust_isr_response_dead, nli_dead, nli_superseded, supersedes};
 }
 
+/// What a ghost of spec 7.1 reads from a step's output, public so that
+/// `model/tests/step_labels.rs` can check it against what the step did to the store.
+pub mod ghost_inputs {
+    pub use crate::coordinator::responses::adjust_isr_accepted;
+}
+
 // Around the protocol, each concern its own folder, one path per module: the trace contract of
 // `spec/trace-format.md` that the conformance harness consumes (`trace/`: traces, step
 // patterns, expectations, suites), the searches (`check/`), and what people read (`view/`:

@@ -84,3 +84,37 @@ fn every_step_reports_the_events_it_enqueued() {
     }
     assert!(enqueued > 0);
 }
+
+/// R18's outcome as INV-ADJUST-ISR-FENCED's ghost reads it (`adjust_isr_accepted`, the Ok
+/// reply in the step's output) is what R18 did: accepted exactly when it wrote the bucket to
+/// the store. R18 refuses every AdjustIsr whose epochs are not the current ones, so no step
+/// of the model ever sets the ghost, and under `adjust_isr_accepted` -> `false` no verdict
+/// changed (F18, whole-set shard 3/8). Walked where proposals are both accepted and refused
+/// (a store failure refuses one on `ci-store`; a lost answer leaves a stale one on
+/// `ci-rf3-loss`).
+#[test]
+fn every_adjust_isr_step_reports_acceptance_exactly_when_it_wrote() {
+    use rebalance_model::ghost_inputs::adjust_isr_accepted;
+    let (mut accepted, mut refused) = (0, 0);
+    for name in ["ci-store", "ci-rf3-loss"] {
+        let (model, _) = reduced(preset(name).expect("preset"), BugSet::none());
+        each_edge(&model, |s, a, next, out| {
+            let Action::DeliverAdjustIsr { msg, .. } = a else {
+                return;
+            };
+            let b = msg.bucket as usize;
+            let wrote = next.store.buckets.lai[b] != s.store.buckets.lai[b]
+                || next.store.buckets.assignment[b] != s.store.buckets.assignment[b];
+            assert_eq!(adjust_isr_accepted(out), wrote, "{name}: {a:?}");
+            if wrote {
+                accepted += 1;
+            } else {
+                refused += 1;
+            }
+        });
+    }
+    assert!(
+        accepted > 0 && refused > 0,
+        "{accepted} accepted, {refused} refused"
+    );
+}

@@ -106,3 +106,151 @@ fn an_epoch_that_falls_is_flagged() {
     after_a_tick(&m, &pre, &mut post);
     assert!(post.ghost.violations.change_without_epoch);
 }
+
+#[test]
+fn a_leader_only_election_after_the_cancel_is_stored_is_flagged_unless_it_repairs_liveness() {
+    // The election clause of INV-CANCEL-NO-NEW-WORK read only fresh plans under the mutant
+    // `!fresh_plan` -> `fresh_plan`, and no switch elects after a stored cancel outside R16's
+    // own plan (F18, whole-set shard 3/8).
+    use rebalance_model::PlanKind;
+    let m = RebalanceModel::new(preset("ci-leader").unwrap(), BugSet::none());
+    let mut pre = find(&m, |s| {
+        let c = &s.coordinator;
+        c.plan.iter().any(|e| {
+            e.kind() == PlanKind::LeaderOnly
+                && s.store.buckets.lai[e.bucket as usize].leader != Some(e.new_leader)
+                && c.status_of(e.bucket) == Some(BucketStatus::Rebalancing)
+        }) && s.store.task.is_some()
+    });
+    pre.store.task.as_mut().expect("a task").cancel_requested = true;
+    let e = *pre
+        .coordinator
+        .plan
+        .iter()
+        .find(|e| e.kind() == PlanKind::LeaderOnly)
+        .expect("a leader-only bucket");
+    let mut post = pre.clone();
+    let lai = &mut post.store.buckets.lai[e.bucket as usize];
+    lai.leader = Some(e.new_leader);
+    lai.leader_epoch += 1;
+    lai.bucket_epoch += 1;
+    post.coordinator.cache = post.store.buckets.clone();
+
+    let reconcile = Action::ProcessEvent {
+        event: rebalance_model::Event::Recover,
+        fail_store_op: None,
+    };
+    let mut elected = post.clone();
+    record(
+        &m.config,
+        &pre,
+        &reconcile,
+        &StepOutput::default(),
+        &mut elected,
+    );
+    assert!(elected.ghost.violations.new_work_after_cancel);
+
+    // R19's re-election after a crash is liveness, not rebalance work.
+    let crash = Action::CrashServer {
+        server: 0,
+        fail_store_op: None,
+    };
+    let mut repaired = post.clone();
+    record(
+        &m.config,
+        &pre,
+        &crash,
+        &StepOutput::default(),
+        &mut repaired,
+    );
+    assert!(!repaired.ghost.violations.new_work_after_cancel);
+}
+
+/// The first step of `tiny` in which an `NliResponse` completes the bucket: the state before,
+/// the step and what it emitted, and the state after.
+fn a_completion() -> (
+    RebalanceModel,
+    SystemState,
+    rebalance_model::NliResponse,
+    StepOutput,
+    SystemState,
+) {
+    let m = RebalanceModel::new(preset("tiny").unwrap(), BugSet::none());
+    let mut found = None;
+    common::each_edge(&m, |pre, a, post, out| {
+        if found.is_some() {
+            return;
+        }
+        if let Action::DeliverNliResponse { msg, .. } = a {
+            let b = msg.bucket;
+            if pre.coordinator.status_of(b) == Some(BucketStatus::Rebalancing)
+                && post.coordinator.status_of(b) == Some(BucketStatus::Completed)
+            {
+                found = Some((pre.clone(), *msg, out.clone(), post.clone()));
+            }
+        }
+    });
+    let (pre, msg, out, post) = found.expect("a completion on tiny");
+    (m, pre, msg, out, post)
+}
+
+/// Runs the transition check on the completion with the delivered response replaced by `msg`.
+fn completed_by(
+    m: &RebalanceModel,
+    pre: &SystemState,
+    msg: rebalance_model::NliResponse,
+    out: &StepOutput,
+    post: &SystemState,
+) -> SystemState {
+    let mut post = post.clone();
+    post.ghost.violations = pre.ghost.violations;
+    let action = Action::DeliverNliResponse {
+        msg,
+        fail_store_op: None,
+    };
+    record(&m.config, pre, &action, out, &mut post);
+    post
+}
+
+#[test]
+fn a_completion_by_a_response_from_another_coordinator_epoch_is_flagged_unfenced() {
+    // Every other part of the context current: under `&&` -> `||` in the middle of the fence,
+    // the epochs and the key alone passed it (F18, shard 3/8).
+    let (m, pre, msg, out, post) = a_completion();
+    let real = completed_by(&m, &pre, msg, &out, &post);
+    assert!(!real.ghost.violations.unfenced_completion);
+    assert!(!real.ghost.violations.completed_unacked);
+
+    let mut stale = msg;
+    stale.context.coordinator_epoch = stale.context.coordinator_epoch.wrapping_add(1);
+    let flagged = completed_by(&m, &pre, stale, &out, &post);
+    assert!(flagged.ghost.violations.unfenced_completion);
+
+    let mut refused = msg;
+    refused.ok = false;
+    let flagged = completed_by(&m, &pre, refused, &out, &post);
+    assert!(flagged.ghost.violations.unfenced_completion);
+}
+
+#[test]
+fn a_completion_acknowledged_by_another_server_or_off_the_final_state_is_flagged_unacked() {
+    // INV-COMPLETED-ACKED has no switch: `acked` -> `true` changed no verdict (F18, shard 3/8).
+    let (m, pre, msg, out, post) = a_completion();
+    let b = msg.bucket as usize;
+    // tiny is RF 1: the server the bucket moved from, which the union held.
+    let other = pre.coordinator.plan[0]
+        .rs()
+        .iter()
+        .copied()
+        .find(|r| Some(*r) != post.store.buckets.lai[b].leader)
+        .expect("a replica other than the leader");
+    let mut follower = msg;
+    follower.from = other;
+    let flagged = completed_by(&m, &pre, follower, &out, &post);
+    assert!(flagged.ghost.violations.completed_unacked);
+
+    let mut off_target = post.clone();
+    off_target.store.buckets.assignment[b] = pre.coordinator.plan[0].rs();
+    let flagged = completed_by(&m, &pre, msg, &out, &off_target);
+    assert!(flagged.ghost.violations.completed_unacked);
+}

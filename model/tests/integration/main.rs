@@ -8,7 +8,6 @@
 //! process; filter by module (`cargo nextest run -p ... 'api::'`, or `cargo test --test
 //! integration -- api::`).
 
-mod action_kinds;
 mod api;
 mod bench;
 mod bounds;

@@ -1,0 +1,80 @@
+//! Every reachable state keeps its set-like fields in one order, so that two states with the
+//! same contents are one state of the graph, and the binary searches that read them
+//! (`SystemState::send`, `nli_redundant`, `enqueue_reconcile`) find what is there. Part of the
+//! model's mutation oracle (`.cargo/mutants-model.toml`): R23.1 inserting a queued timeout at
+//! the wrong place (`*k < a.key` -> `*k > a.key`) split equal states and changed no verdict,
+//! since the queued timeouts are only ever searched linearly (F18, whole-set shard 3/8).
+
+use rebalance_model::check::walk::{edges, fingerprint};
+use rebalance_model::{preset, BugSet, RebalanceModel, SystemState};
+use std::collections::HashSet;
+
+fn strictly_ascending<T: Ord>(xs: &[T]) -> bool {
+    xs.windows(2).all(|w| w[0] < w[1])
+}
+
+/// The order each set-like field is kept in; the name of the first field out of order.
+fn out_of_order(s: &SystemState) -> Option<&'static str> {
+    let c = &s.coordinator;
+    if !s.network.windows(2).all(|w| w[0] <= w[1]) {
+        return Some("network (a multiset, ascending)");
+    }
+    let buckets: Vec<_> = c.attempts.iter().map(|(b, _)| *b).collect();
+    if !strictly_ascending(&buckets) {
+        return Some("attempts (by bucket)");
+    }
+    if !strictly_ascending(&c.queued_timeouts) {
+        return Some("queued_timeouts");
+    }
+    if !strictly_ascending(&c.queued_reconciles) {
+        return Some("queued_reconciles");
+    }
+    None
+}
+
+#[test]
+fn every_set_like_field_of_every_reachable_state_is_in_its_order() {
+    // Two buckets in two slots (ci-inflight2 without its third bucket), so that two attempts
+    // time out and are reconciled at once; a message loss and a duplication (ci-messages), so
+    // that the network holds several messages and two copies of one.
+    let (mut most_timeouts, mut most_reconciles, mut most_messages) = (0, 0, 0);
+    let mut two_slots = preset("ci-inflight2").expect("preset");
+    two_slots.buckets.truncate(2);
+    two_slots.plan.truncate(2);
+    for (name, config) in [
+        ("ci-inflight2, two buckets", two_slots),
+        ("ci-messages", preset("ci-messages").expect("preset")),
+    ] {
+        let model = RebalanceModel::new(config, BugSet::none());
+        let init = model.init_state();
+        let mut seen = HashSet::from([fingerprint(&init)]);
+        let mut stack = vec![init];
+        while let Some(s) = stack.pop() {
+            if let Some(field) = out_of_order(&s) {
+                panic!("{name}: {field} out of order in {s:?}");
+            }
+            let c = &s.coordinator;
+            most_timeouts = most_timeouts.max(c.queued_timeouts.len());
+            most_reconciles = most_reconciles.max(c.queued_reconciles.len());
+            most_messages = most_messages.max(s.network.len());
+            edges(&model, &s, |_, _, next, _| {
+                if seen.insert(fingerprint(&next)) {
+                    stack.push(next);
+                }
+            });
+        }
+    }
+    // Each order was tested where it can fail.
+    assert!(
+        most_timeouts >= 2,
+        "at most {most_timeouts} queued timeouts"
+    );
+    assert!(
+        most_reconciles >= 2,
+        "at most {most_reconciles} queued reconciles"
+    );
+    assert!(
+        most_messages >= 2,
+        "at most {most_messages} messages in flight"
+    );
+}
