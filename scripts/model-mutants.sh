@@ -5,7 +5,7 @@ set -euo pipefail
 
 usage() {
     cat <<'TEXT'
-usage: scripts/model-mutants.sh [--shard K/N] [--timeout SECONDS] [OUT_DIR]
+usage: scripts/model-mutants.sh [--shard K/N | --again FILE] [--timeout SECONDS] [OUT_DIR]
 
 Mutates the model's protocol code (model/src/coordinator/*.rs, environment.rs, transition.rs,
 properties.rs) with cargo-mutants and judges each mutant by verdicts only
@@ -36,6 +36,11 @@ ci_presets.rs's count comparisons off): a mutant that only changes a count survi
                 shard is a sample of every file); the whole set is 815 mutants (3 December
                 2026): a caught one takes seconds, a survivor the whole gate, so about 2.3
                 minutes each on average on 2 cores, some 30 hours for all
+  --again FILE  judge again only the mutants FILE names, one per line as cargo-mutants writes
+                them (a shard's missed.txt or timeout.txt): after the oracle changed, whether
+                it now kills them. cargo-mutants 27.1 adds the two field deletions of
+                `register` to every such selection (its name filters skip that kind of
+                mutant); both are equivalent (spec/findings.md F18) and cost a whole gate each
   --timeout S   a mutant's test run that takes longer than S seconds counts as a timeout
                 (default 600: a survivor's whole gate takes about 400 s on 2 idle cores; give
                 more where the machine is shared)
@@ -51,6 +56,7 @@ TEXT
 }
 
 shard=()
+label=""
 test_timeout=600
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -64,6 +70,24 @@ while [ $# -gt 0 ]; do
             exit 2
         }
         shard=(--shard "$2" --sharding round-robin)
+        label=" (shard $2)"
+        shift 2
+        ;;
+    --again)
+        [ -f "${2:-}" ] || {
+            echo "error: --again takes a file of mutant names, as OUT/mutants.out/missed.txt (see --help)" >&2
+            exit 2
+        }
+        # Each name as a whole-line regular expression, its metacharacters escaped.
+        while IFS= read -r name; do
+            [ -n "$name" ] || continue
+            shard+=(--re "^$(printf '%s' "$name" | sed 's/[][\\.^$*+?(){}|]/\\&/g')\$")
+        done <"$2"
+        [ ${#shard[@]} -gt 0 ] || {
+            echo "error: $2 names no mutant" >&2
+            exit 2
+        }
+        label=" (again: $2)"
         shift 2
         ;;
     --timeout)
@@ -104,7 +128,7 @@ missed=$(count "$d/missed.txt")
 timeout=$(count "$d/timeout.txt")
 unviable=$(count "$d/unviable.txt")
 viable=$((caught + missed + timeout))
-echo "== model mutants${shard:+ (shard ${shard[1]})}"
+echo "== model mutants${label}"
 printf 'caught %s  missed %s  timeout %s  unviable %s\n' "$caught" "$missed" "$timeout" "$unviable"
 if [ "$viable" -gt 0 ]; then
     echo "score: $caught of $viable viable mutants killed ($((100 * caught / viable))%)"

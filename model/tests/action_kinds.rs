@@ -65,3 +65,55 @@ fn every_kind_name_is_the_tag_serde_writes_and_the_presets_reach_every_kind() {
         }
     }
 }
+
+/// A step that makes `n` failable store operations has exactly the `n` failing variants the
+/// trace format names (`fail_store_op` = 1..=n, the k-th operation fails, spec 9): each is
+/// enabled and fails at its own operation, and the (n+1)-th is not. Under `+=` -> `-=` in the
+/// count (`store_op`), the operations were numbered 255, 254, ... downwards, so the same
+/// failures happened under other labels, which no verdict reads but every trace does (F18,
+/// whole-set shard 4/8).
+#[test]
+fn each_store_operation_of_a_step_fails_under_its_own_number() {
+    use rebalance_model::check::walk::{edges, fingerprint};
+    use std::collections::HashSet;
+    let model = RebalanceModel::new(preset("ci-store").expect("preset"), BugSet::none());
+    let init = model.init_state();
+    let mut seen = HashSet::from([fingerprint(&init)]);
+    let mut stack = vec![init];
+    let (mut steps, mut failures) = (0, 0);
+    while let Some(s) = stack.pop() {
+        if s.budgets.store_failure > 0 {
+            let mut candidates = Vec::new();
+            model.candidate_actions(&s, &mut candidates);
+            for a in candidates.iter().filter(|a| a.fail_store_op().is_none()) {
+                let Some((_, out)) = model.step(&s, a) else {
+                    continue;
+                };
+                if !a.can_fail_store() || out.store_ops == 0 {
+                    continue;
+                }
+                steps += 1;
+                for k in 1..=out.store_ops {
+                    let failing = a.with_fail_store_op(Some(k));
+                    let (_, o) = model
+                        .step(&s, &failing)
+                        .unwrap_or_else(|| panic!("{failing:?} is not enabled"));
+                    assert!(o.store_failed, "{failing:?} failed nothing");
+                    assert_eq!(o.store_ops, k, "{failing:?} failed another operation");
+                    failures += 1;
+                }
+                let beyond = a.with_fail_store_op(Some(out.store_ops + 1));
+                assert!(model.step(&s, &beyond).is_none(), "{beyond:?} is enabled");
+            }
+        }
+        edges(&model, &s, |_, _, next, _| {
+            if seen.insert(fingerprint(&next)) {
+                stack.push(next);
+            }
+        });
+    }
+    assert!(
+        steps > 0 && failures >= steps,
+        "{steps} steps, {failures} failures"
+    );
+}

@@ -6,21 +6,28 @@
 //!
 //! - a **dead** message (an Nli R22 refuses, an `Ok` AdjustIsrResponse R24 ignores): delivering it
 //!   changes nothing but the network, and it stays dead after every step that keeps it in flight;
-//!   and every message spec 9 calls dead is removed, none left in flight;
+//!   and every message spec 9 calls dead is removed (a dead response delivered), none left in
+//!   flight;
 //! - a **superseded** Nli: once a newer Nli that supersedes it is delivered to a live server,
 //!   it is dead; and if it is delivered first, the view it installs is older than the
 //!   coordinator's cache, or the same view the newer Nli installs (they differ only in the
-//!   coordinator epoch).
+//!   coordinator epoch);
+//! - a **redundant** Nli, a coordinator's resend that is absorbed (spec 3.4): delivering it
+//!   instead changes nothing but the network, since its server holds exactly its view and the
+//!   answer it would send is already in flight.
 //!
 //! The removed messages of a step are those the same step leaves in flight when the
-//! configuration collects nothing (found by mutation testing, spec/findings.md F18: a dead test
-//! with `<=` for `<`, or a superseding test with `>` for `<`, changed no verdict on any CI
-//! preset).
+//! configuration collects and absorbs nothing (found by mutation testing, spec/findings.md F18: a
+//! dead test with `<=` for `<`, or a superseding test with `>` for `<`, changed no verdict on
+//! any CI preset; nor did absorbing a resend whose server holds another view, `!=` -> `==` in
+//! `nli_redundant`).
 
 mod common;
 use common::fingerprint;
 use rebalance_model::reductions::{adjust_isr_response_dead, nli_dead, nli_superseded, supersedes};
-use rebalance_model::{preset, Action, BugSet, Message, Nli, RebalanceModel, SystemState};
+use rebalance_model::{
+    preset, Action, ActionKind, BugSet, Message, Nli, RebalanceModel, SystemState,
+};
 use std::collections::HashSet;
 
 /// `s` with one copy of `m` taken out of the network.
@@ -51,12 +58,21 @@ fn removed(raw: &SystemState, reduced: &SystemState) -> Vec<Message> {
     out
 }
 
-/// spec 9's dead server-bound messages, restated from its text rather than taken from the
-/// model: an Nli whose server has seen a newer coordinator epoch, or exactly its own and holds a
-/// view with a higher leader or bucket epoch; an `Ok` answer whose leader's view has moved to
-/// another leader epoch or already has its bucket epoch.
+/// spec 9's dead messages, restated from its text rather than taken from the model: an Nli
+/// whose server has seen a newer coordinator epoch, or exactly its own and holds a view with a
+/// higher leader or bucket epoch; an `Ok` answer whose leader's view has moved to another leader
+/// epoch or already has its bucket epoch; an NliResponse whose context has an older coordinator
+/// epoch, or an older leader or bucket epoch than the cache (the coordinator delivers those at
+/// once: with that delivery gone, `response_dead(r)` -> `false` in `deliver_dead_responses`,
+/// they stayed in flight and no verdict changed, F18).
 fn dead_by_spec(s: &SystemState, m: &Message) -> bool {
     match m {
+        Message::NliResponse(r) => {
+            let lai = &s.coordinator.cache.lai[r.bucket as usize];
+            r.context.coordinator_epoch < s.coordinator.ce
+                || r.context.leader_epoch < lai.leader_epoch
+                || r.context.bucket_epoch < lai.bucket_epoch
+        }
         Message::Nli(n) => {
             let last_ce = s.servers[n.to as usize].last_ce;
             n.coordinator_epoch < last_ce
@@ -90,6 +106,8 @@ struct Tally {
     /// Of `dead`, the `Ok` AdjustIsrResponse removals (the rest are Nli).
     dead_answers: usize,
     superseded: usize,
+    /// Resends absorbed as redundant.
+    absorbed: usize,
     failures: Vec<String>,
 }
 
@@ -117,6 +135,16 @@ fn check_dead(full: &RebalanceModel, raw: &SystemState, m: &Message, t: &mut Tal
             t.fail(format!("{m:?} was dead, and not after {a:?}"));
         }
     });
+}
+
+/// A resend absorbed as redundant: delivered instead, it changes nothing but the network.
+fn check_absorbed(full: &RebalanceModel, raw: &SystemState, m: &Message, t: &mut Tally) {
+    t.absorbed += 1;
+    match full.step(raw, &Action::deliver(*m)) {
+        Some((after, _)) if same_state(&after, &without(raw, m)) => {}
+        Some(_) => t.fail(format!("delivering absorbed {m:?} changed the state")),
+        None => t.fail(format!("absorbed {m:?} cannot be delivered")),
+    }
 }
 
 /// A superseded Nli: the newer one makes it dead; delivered first, it installs a view older
@@ -188,6 +216,7 @@ fn check_preset(name: &str) -> Tally {
     let mut plain = config;
     plain.collect_dead_messages = false;
     plain.collect_superseded_nli = false;
+    plain.absorb_redundant_nli = false;
     let full = RebalanceModel::new(plain, BugSet::none());
     let mut t = Tally::default();
     let mut seen = HashSet::new();
@@ -206,9 +235,15 @@ fn check_preset(name: &str) -> Tally {
                 } else if let Message::Nli(n) = &m {
                     if reduced.collects_superseded_nli() && nli_superseded(&raw, n) {
                         check_superseded(&full, &raw, n, &mut t);
+                    } else if a.kind() != ActionKind::DeliverNli
+                        && a.kind() != ActionKind::DropMessage
+                        && a.kind() != ActionKind::DuplicateMessage
+                    {
+                        // A coordinator step's resend, absorbed.
+                        check_absorbed(&full, &raw, &m, &mut t);
                     } else {
                         t.fail(format!(
-                            "{a:?} removed {m:?}, which is neither dead nor superseded"
+                            "{a:?} removed {m:?}, which is neither dead, superseded nor absorbed"
                         ));
                     }
                 } else {
@@ -231,8 +266,8 @@ fn check_preset(name: &str) -> Tally {
 fn assert_claims_hold(name: &str) -> Tally {
     let t = check_preset(name);
     println!(
-        "{name}: {} states, {} dead ({} of them answers) and {} superseded removals checked",
-        t.states, t.dead, t.dead_answers, t.superseded
+        "{name}: {} states, {} dead ({} of them answers), {} superseded and {} absorbed removals checked",
+        t.states, t.dead, t.dead_answers, t.superseded, t.absorbed
     );
     assert!(t.failures.is_empty(), "{name}: {:#?}", t.failures);
     assert!(
@@ -260,6 +295,14 @@ fn assert_some_dead_answer(tallies: &[Tally]) {
     );
 }
 
+/// And for absorbed resends.
+fn assert_some_absorbed(tallies: &[Tally]) {
+    assert!(
+        tallies.iter().any(|t| t.absorbed > 0),
+        "no resend was absorbed, so that claim was never checked"
+    );
+}
+
 #[test]
 fn dead_and_superseded_removals_are_harmless_on_rf2_presets() {
     let tallies: Vec<Tally> = ["ci-rf2-recovery", "ci-leader-crash"]
@@ -268,6 +311,7 @@ fn dead_and_superseded_removals_are_harmless_on_rf2_presets() {
         .collect();
     assert_some_superseded(&tallies);
     assert_some_dead_answer(&tallies);
+    assert_some_absorbed(&tallies);
 }
 
 #[test]
