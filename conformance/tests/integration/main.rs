@@ -26,3 +26,4 @@ mod suite;
 mod sut;
 mod trace_v2;
 mod validate;
+mod zk_ensemble;

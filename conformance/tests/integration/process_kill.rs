@@ -31,8 +31,23 @@ enum Ended {
     Finished,
 }
 
-fn run_cluster(store: &[&str], log: &Path, seed: u64, kill_at: Option<u64>) -> Ended {
+/// What a test adds around each run of the host: flags and environment (`setup`), and a step
+/// before the run of each index (`between`, 0 for the first run), as a ZooKeeper member killed
+/// or started again between two kills of the host.
+pub(crate) struct Around<'a> {
+    pub(crate) setup: &'a dyn Fn(&mut Command),
+    pub(crate) between: &'a mut dyn FnMut(usize),
+}
+
+fn run_cluster(
+    store: &[&str],
+    log: &Path,
+    seed: u64,
+    kill_at: Option<u64>,
+    setup: &dyn Fn(&mut Command),
+) -> Ended {
     let mut cmd = Command::new(cluster_binary());
+    setup(&mut cmd);
     cmd.args(["--buckets", &BUCKETS.to_string()])
         .args(store)
         .args(["--seed", &seed.to_string()])
@@ -67,24 +82,34 @@ fn run_cluster(store: &[&str], log: &Path, seed: u64, kill_at: Option<u64>) -> E
 
 /// Kills the host at seeded store operations until a run finishes (at most `kills` kills, then
 /// a run without one), and returns the log and how many kills landed.
-fn killed_run(store: &[&str], dir: &Path, seed: u64, kills: usize) -> (String, usize) {
+fn killed_run(
+    store: &[&str],
+    dir: &Path,
+    seed: u64,
+    kills: usize,
+    around: &mut Around<'_>,
+) -> (String, usize) {
     eprintln!("kill points from seed {seed}");
     let log = dir.join("coordinator.log");
     let mut points = Rng(seed);
     let mut landed = 0;
     let mut finished = false;
+    let mut runs = 0;
     while landed < kills && !finished {
         // A 12-bucket run makes some 40 to 60 store operations: early points, so that most
         // land before the run would have finished.
         let n = 1 + points.below(25);
-        match run_cluster(store, &log, seed, Some(n)) {
+        (around.between)(runs);
+        runs += 1;
+        match run_cluster(store, &log, seed, Some(n), around.setup) {
             Ended::Killed => landed += 1,
             Ended::Finished => finished = true,
         }
     }
     if !finished {
+        (around.between)(runs);
         assert!(matches!(
-            run_cluster(store, &log, seed, None),
+            run_cluster(store, &log, seed, None, around.setup),
             Ended::Finished
         ));
     }
@@ -117,8 +142,20 @@ fn rejected_at(model: &RebalanceModel, text: &str) -> usize {
 
 /// The killed runs' log is valid, shows every incarnation, and has teeth at its starts.
 fn killed_runs_are_explained(store: &[&str], seed: u64) {
+    killed_runs_are_explained_around(
+        store,
+        seed,
+        &mut Around {
+            setup: &|_| {},
+            between: &mut |_| {},
+        },
+    );
+}
+
+/// [`killed_runs_are_explained`], with `around` each run.
+pub(crate) fn killed_runs_are_explained_around(store: &[&str], seed: u64, around: &mut Around<'_>) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (text, landed) = killed_run(store, dir.path(), seed, 4);
+    let (text, landed) = killed_run(store, dir.path(), seed, 4, around);
     assert!(
         landed >= 2,
         "only {landed} kills landed before the run finished"

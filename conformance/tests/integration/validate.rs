@@ -278,9 +278,21 @@ fn a_torn_last_line_is_ignored_and_the_rest_validated() {
 /// Runs `cluster` with `args` and `--log`, and validates the log it wrote, which must show at
 /// least `store_failures` failed store operations. Returns what the run printed.
 fn cluster_log_is_valid(store: &str, extra: &[&str], store_failures: usize) -> String {
+    cluster_log_is_valid_with(store, extra, store_failures, |_| {}).0
+}
+
+/// [`cluster_log_is_valid`], with `setup` adding to the host's command (its environment).
+/// Returns the host's standard output and its standard error.
+pub(crate) fn cluster_log_is_valid_with(
+    store: &str,
+    extra: &[&str],
+    store_failures: usize,
+    setup: impl FnOnce(&mut std::process::Command),
+) -> (String, String) {
     let dir = tempfile::tempdir().expect("temp dir");
     let log = dir.path().join("coordinator.log");
     let mut cmd = std::process::Command::new(cluster_binary());
+    setup(&mut cmd);
     cmd.args(["--buckets", "12", "--store", store])
         .args([
             "--loss-per-million",
@@ -321,7 +333,10 @@ fn cluster_log_is_valid(store: &str, extra: &[&str], store_failures: usize) -> S
         failed >= store_failures,
         "{failed} failed store operations in the log"
     );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]

@@ -44,7 +44,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N", value_parser = within(1u32, MAX_BUCKETS))]
     pub(crate) buckets: u32,
     /// file:DIR, a FileStore in DIR (created if DIR holds no store); or zk:HOST:PORT, a ZkStore
-    /// on that ZooKeeper server, under --root.
+    /// on that ZooKeeper server, under --root (zk:HOST:PORT,HOST:PORT,... for an ensemble).
     #[arg(long, value_name = "file:DIR|zk:HOST:PORT", value_parser = store)]
     pub(crate) store: StoreArg,
     /// The ZkStore's root node.
@@ -69,6 +69,12 @@ pub(crate) struct Args {
     /// --start-server); needs --store zk: under scripts/with-zookeeper.sh, which sets ZK_SCRIPT.
     #[arg(long, value_name = "T")]
     pub(crate) zk_outage_at: Option<u64>,
+    /// After T inputs, kill the leader of the ZooKeeper ensemble ($ZK_SCRIPT --stop-server
+    /// --leader --kill): the other members elect a new one and the session moves to one of them.
+    /// The killed member is started again 30 inputs later ($ZK_SCRIPT --start-server). Needs
+    /// --store zk:HOST:PORT,... under scripts/with-zookeeper.sh --ensemble 3.
+    #[arg(long, value_name = "T")]
+    pub(crate) zk_kill_leader_at: Option<u64>,
     /// Messages lost per million; the validator sees every loss only as a delivery that never
     /// came.
     #[arg(long, value_name = "N", default_value_t = 500, value_parser = within(0u64, 1_000_000))]
@@ -159,6 +165,26 @@ fn combination(args: &Args) -> Result<(), (ErrorKind, &'static str)> {
             return Err((
                 ErrorKind::MissingRequiredArgument,
                 "--zk-outage-at needs ZK_SCRIPT: run under scripts/with-zookeeper.sh",
+            ));
+        }
+    }
+    if args.zk_kill_leader_at.is_some() {
+        if !matches!(args.store, StoreArg::Zk(_)) {
+            return Err((
+                ErrorKind::MissingRequiredArgument,
+                "--zk-kill-leader-at needs --store zk:HOST:PORT,... (an ensemble)",
+            ));
+        }
+        if std::env::var_os("ZK_SCRIPT").is_none() {
+            return Err((
+                ErrorKind::MissingRequiredArgument,
+                "--zk-kill-leader-at needs ZK_SCRIPT: run under scripts/with-zookeeper.sh --ensemble 3",
+            ));
+        }
+        if args.zk_outage_at.is_some() {
+            return Err((
+                ErrorKind::ArgumentConflict,
+                "--zk-kill-leader-at and --zk-outage-at stop the same servers: use one",
             ));
         }
     }

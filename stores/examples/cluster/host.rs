@@ -82,6 +82,10 @@ pub(crate) struct HostLoop<'a> {
     pub(crate) outage: Option<(u64, u64)>,
     /// Whether `--zk-outage-at` killed the server (a run may end before it).
     pub(crate) zk_outage: bool,
+    /// `--zk-kill-leader-at`: whether the ensemble's leader was killed, and the input count at
+    /// which the killed member is started again while it is down.
+    pub(crate) zk_leader_killed: bool,
+    pub(crate) member_down_until: Option<u64>,
     /// Core writes, durable operations and their time, summed over every incarnation.
     pub(crate) writes: u64,
     pub(crate) batches: u64,
@@ -109,6 +113,8 @@ impl<'a> HostLoop<'a> {
             latencies: Latencies::default(),
             outage: None,
             zk_outage: false,
+            zk_leader_killed: false,
+            member_down_until: None,
             writes: 0,
             batches: 0,
             single_writes: 0,

@@ -53,6 +53,12 @@ fn recovery(args: &Args, stats: &HostLoop<'_>) -> String {
             stats.inputs
         ));
     }
+    if let (Some(t), false) = (args.zk_kill_leader_at, stats.zk_leader_killed) {
+        line.push_str(&format!(
+            "; no ZooKeeper leader killed: the run ended after {} inputs, before --zk-kill-leader-at {t}",
+            stats.inputs
+        ));
+    }
     if stats.recoveries.len() > 1 {
         let all: Vec<String> = stats
             .recoveries

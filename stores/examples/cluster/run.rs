@@ -250,6 +250,23 @@ fn drive(host: &mut HostLoop<'_>, total: usize, rng: &mut Rng) -> Result<(), Fai
             zk_server(&["--stop-server", "--kill"])?;
             host.outage = Some((host.m().store_failures().0 + 3, host.inputs + 30));
         }
+        if args.zk_kill_leader_at.is_some_and(|t| host.inputs >= t) && !host.zk_leader_killed {
+            host.zk_leader_killed = true;
+            eprintln!(
+                "\ncluster: killing the ZooKeeper ensemble's leader after {} inputs",
+                host.inputs
+            );
+            zk_server(&["--stop-server", "--leader", "--kill"])?;
+            host.member_down_until = Some(host.inputs + 30);
+        }
+        if host
+            .member_down_until
+            .is_some_and(|until| host.inputs >= until)
+        {
+            eprintln!("cluster: starting the killed ZooKeeper member again");
+            zk_server(&["--start-server"])?;
+            host.member_down_until = None;
+        }
         if let Some((failures, until)) = host.outage {
             if host.m().store_failures().0 >= failures || host.inputs >= until {
                 eprintln!("cluster: starting the ZooKeeper server again");
@@ -295,8 +312,8 @@ fn drive(host: &mut HostLoop<'_>, total: usize, rng: &mut Rng) -> Result<(), Fai
             last_progress = Instant::now();
         }
     }
-    if host.outage.take().is_some() {
-        zk_server(&["--start-server"])?; // the run ended during the outage
+    if host.outage.take().is_some() || host.member_down_until.take().is_some() {
+        zk_server(&["--start-server"])?; // the run ended while a server was down
     }
     Ok(())
 }

@@ -176,10 +176,10 @@ impl BatchStore for AnyStore {
     }
 }
 
-/// The ZkStore's options: under an outage a failed operation should fail within a second, not
-/// the default five.
+/// The ZkStore's options: under an outage, or while an ensemble elects a new leader, a failed
+/// operation should fail within a second, not the default five.
 pub(crate) fn zk_options(args: &Args) -> ZkStoreOptions {
-    match args.zk_outage_at {
+    match args.zk_outage_at.or(args.zk_kill_leader_at) {
         Some(_) => ZkStoreOptions {
             op_timeout: Duration::from_secs(1),
             ..ZkStoreOptions::default()

@@ -8,8 +8,8 @@ use rebalance_manager::store::StoreError;
 /// Why a [`super::ZkStore`] could not be opened or created. Nothing was written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ZkStoreError {
-    /// The address is not `HOST:PORT`.
-    #[error("bad ZooKeeper address {0:?}: expected HOST:PORT, e.g. 127.0.0.1:2181")]
+    /// The address is not `HOST:PORT`, nor a comma-separated list of them.
+    #[error("bad ZooKeeper address {0:?}: expected HOST:PORT, e.g. 127.0.0.1:2181, or an ensemble's HOST:PORT,HOST:PORT,...")]
     BadAddress(String),
     /// The root is not an absolute ZooKeeper path below `/`.
     #[error("bad ZooKeeper root {0:?}: expected an absolute path such as /fluss-rebalance")]

@@ -17,17 +17,23 @@ use rebalance_manager::store::StoreError;
 
 use super::error::{Fail, ZkStoreError};
 
-/// Checks `HOST:PORT` (no chroot, no list: one server or one name for an ensemble).
+/// Checks `HOST:PORT`, or a comma-separated list of them for the members of an ensemble
+/// (`127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183`; no chroot). The client connects to one
+/// member and moves its session to another when that member fails.
 pub fn parse_addr(addr: &str) -> Result<String, ZkStoreError> {
     let bad = || ZkStoreError::BadAddress(addr.to_string());
-    let (host, port) = addr.rsplit_once(':').ok_or_else(bad)?;
-    let host_ok = !host.is_empty()
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '[' | ']' | ':'));
-    match port.parse::<u16>() {
-        Ok(p) if p > 0 && host_ok => Ok(addr.to_string()),
-        _ => Err(bad()),
+    let one = |member: &str| {
+        let (host, port) = member.rsplit_once(':')?;
+        let host_ok = !host.is_empty()
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '[' | ']' | ':'));
+        port.parse::<u16>().ok().filter(|p| *p > 0 && host_ok)
+    };
+    if addr.split(',').all(|member| one(member).is_some()) {
+        Ok(addr.to_string())
+    } else {
+        Err(bad())
     }
 }
 
@@ -166,5 +172,38 @@ impl Session {
             .await
         });
         ended.is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_addr;
+
+    #[test]
+    fn one_server_or_an_ensemble_is_an_address() {
+        for ok in [
+            "127.0.0.1:2181",
+            "zk-1.example:2181",
+            "[::1]:2181",
+            "127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183",
+        ] {
+            assert_eq!(parse_addr(ok).as_deref(), Ok(ok), "{ok}");
+        }
+    }
+
+    #[test]
+    fn a_member_without_a_port_or_an_empty_member_is_refused() {
+        for bad in [
+            "",
+            "127.0.0.1",
+            "127.0.0.1:0",
+            "127.0.0.1:2181,",
+            "127.0.0.1:2181,,127.0.0.1:2182",
+            "127.0.0.1:2181,127.0.0.1",
+            "127.0.0.1:2181/chroot",
+            "a b:2181",
+        ] {
+            assert!(parse_addr(bad).is_err(), "{bad:?} accepted");
+        }
     }
 }
