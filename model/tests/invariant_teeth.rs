@@ -140,3 +140,82 @@ fn the_final_status_is_not_due_while_a_bucket_is_in_progress() {
     assert!(!done_but_unstored.coordinator.any_in_progress());
     assert!(!goal(&m, "LIVE-FINAL-STORED", &done_but_unstored));
 }
+
+/// A state of `ci-inflight2` with a bucket pending and one running, where `name` holds.
+fn pending_and_running(name: &str) -> (RebalanceModel, SystemState) {
+    let m = RebalanceModel::new(preset("ci-inflight2").unwrap(), BugSet::none());
+    let s = find(&m, |s| {
+        let c = &s.coordinator;
+        !c.pending.is_empty() && c.attempts.iter().any(|(b, _)| c.is_running(*b))
+    });
+    assert!(holds(&m, name, &s));
+    (m, s)
+}
+
+#[test]
+fn a_not_started_bucket_out_of_pending_or_pending_twice_breaks_structure() {
+    // Each half of the pending clause alone (F18, whole-set shard 4/8: `|| pending > 1` -> `&&`).
+    let (m, s) = pending_and_running("INV-STRUCTURE");
+    let b = *s
+        .coordinator
+        .pending
+        .iter()
+        .next()
+        .expect("a pending bucket");
+
+    let mut dropped = s.clone();
+    dropped.coordinator.pending.retain(|x| *x != b);
+    assert_eq!(
+        dropped.coordinator.status_of(b),
+        Some(BucketStatus::NotStarted)
+    );
+    assert!(!holds(&m, "INV-STRUCTURE", &dropped));
+
+    let mut twice = s.clone();
+    twice.coordinator.pending.push(b);
+    assert!(!holds(&m, "INV-STRUCTURE", &twice));
+}
+
+#[test]
+fn a_pending_bucket_or_an_attempt_without_a_status_breaks_structure() {
+    // Each disjunct alone (F18, shard 4/8: the two `any`s joined by `&&`).
+    let (m, s) = pending_and_running("INV-STRUCTURE");
+    let stray = 7; // a bucket id outside ci-inflight2's plan, so it has no status
+    assert_eq!(s.coordinator.status_of(stray), None);
+
+    let mut pending = s.clone();
+    pending.coordinator.pending.push(stray);
+    assert!(!holds(&m, "INV-STRUCTURE", &pending));
+
+    let mut attempt = s.clone();
+    let (_, a) = *attempt
+        .coordinator
+        .attempts
+        .iter()
+        .next()
+        .expect("an attempt");
+    let mut a = a;
+    a.key.bucket = stray;
+    attempt.coordinator.insert_attempt(stray, a);
+    assert!(!holds(&m, "INV-STRUCTURE", &attempt));
+}
+
+#[test]
+fn an_attempt_keyed_by_another_rebalance_or_bucket_breaks_one_attempt() {
+    // Each clause of the key check alone (F18, shard 4/8: `rid != || bucket !=` -> `&&`).
+    let (m, s) = pending_and_running("INV-ONE-ATTEMPT");
+    let (b, _) = *s.coordinator.attempts.iter().next().expect("an attempt");
+
+    let mut other_rid = s.clone();
+    other_rid.coordinator.attempt_mut(b).unwrap().key.rid += 1;
+    assert!(!holds(&m, "INV-ONE-ATTEMPT", &other_rid));
+
+    let mut other_bucket = s.clone();
+    other_bucket.coordinator.attempt_mut(b).unwrap().key.bucket = b + 1;
+    assert!(!holds(&m, "INV-ONE-ATTEMPT", &other_bucket));
+
+    let mut twice = s.clone();
+    let a = *twice.coordinator.attempt(b).unwrap();
+    twice.coordinator.attempts.push((b, a));
+    assert!(!holds(&m, "INV-ONE-ATTEMPT", &twice));
+}
