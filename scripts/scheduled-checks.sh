@@ -185,6 +185,11 @@ if [ -n "${ZK_ADDR:-}" ]; then
         status=1
     fi
 fi
+# A replicated store under failover: an ensemble of its own, whose leader each run kills.
+if scripts/with-zookeeper.sh --ensemble 3 scripts/validate-cluster-runs.sh --seeds 20 --zk --leader 2>/dev/null | tail -1; then :; else
+    echo "cluster logs on a ZooKeeper ensemble with its leader killed: SOME LOG NOT VALID (scripts/with-zookeeper.sh --ensemble 3 scripts/validate-cluster-runs.sh --seeds 20 --zk --leader)"
+    status=1
+fi
 
 if scripts/validate-cluster-runs.sh --seeds 50 --group-commit 6 | tail -1; then :; else
     echo "cluster logs with group commit: SOME LOG NOT VALID (scripts/validate-cluster-runs.sh --seeds 50 --group-commit 6)"

@@ -7,14 +7,16 @@ set -euo pipefail
 
 usage() {
     cat <<'TEXT'
-usage: scripts/validate-cluster-runs.sh [--seeds N] [--buckets B] [--zk] [--kills K]
+usage: scripts/validate-cluster-runs.sh [--seeds N] [--buckets B] [--zk [--leader]] [--kills K]
                                        [--group-commit N]
 
 Runs `cluster --buckets B --seed S --crash-coordinator-at T --log FILE` for S = 1..N (default
 N = 20, B = 16, the model's largest; T = 5 + 4 S), with 5% of the messages lost and 30% of the
 buckets with slow followers, on a fresh file store, or with --zk on the
 ZooKeeper server at $ZK_ADDR (run under scripts/with-zookeeper.sh), killed after T + 5
-inputs and started again once three store operations failed, and validates each log with
+inputs and started again once three store operations failed (with --leader, on an ensemble
+started by scripts/with-zookeeper.sh --ensemble 3: only the ensemble's leader killed, and its
+member started again 30 inputs later), and validates each log with
 `rebalance-conformance validate`. Prints one line per run and a summary with the total records
 and the validation time.
 
@@ -35,6 +37,7 @@ TEXT
 seeds=20
 buckets=16
 zk=0
+leader=0
 kills=0
 group_commit=0
 while [ $# -gt 0 ]; do
@@ -50,6 +53,7 @@ while [ $# -gt 0 ]; do
             { echo "error: --buckets takes 1 to 16 (the model's limit)" >&2; exit 2; }
         shift 2 ;;
     --zk) zk=1; shift ;;
+    --leader) leader=1; shift ;;
     --group-commit)
         group_commit="${2:-}"
         [[ "$group_commit" =~ ^[1-9][0-9]*$ ]] || { echo "error: --group-commit takes a positive number" >&2; exit 2; }
@@ -69,6 +73,10 @@ if [ $zk -eq 1 ] && [ -z "${ZK_ADDR:-}" ]; then
     echo "error: --zk needs ZK_ADDR: run under scripts/with-zookeeper.sh" >&2
     exit 2
 fi
+if [ $leader -eq 1 ] && { [ $zk -eq 0 ] || [[ "${ZK_ADDR:-}" != *,* ]]; }; then
+    echo "error: --leader needs --zk on an ensemble: run under scripts/with-zookeeper.sh --ensemble 3" >&2
+    exit 2
+fi
 
 cd "$(dirname "$0")/.."
 echo "building (release) ..." >&2
@@ -83,7 +91,9 @@ start=$(date +%s.%N)
 for s in $(seq 1 "$seeds"); do
     crash=$((5 + 4 * s))
     if [ $zk -eq 1 ]; then
-        store=(--store "zk:$ZK_ADDR" --root "/validate-runs-$$-$s" --zk-outage-at $((crash + 5)))
+        fault=(--zk-outage-at $((crash + 5)))
+        [ $leader -eq 1 ] && fault=(--zk-kill-leader-at $((crash + 5)))
+        store=(--store "zk:$ZK_ADDR" --root "/validate-runs-$$-$s" "${fault[@]}")
     else
         store=(--store "file:$work/store-$s")
     fi
@@ -127,6 +137,13 @@ for s in $(seq 1 "$seeds"); do
         continue
     else
         crash="crash after $crash inputs"
+        if [ $leader -eq 1 ]; then
+            if grep -q "killing the ZooKeeper ensemble's leader" "$work/err"; then
+                crash="$crash, leader killed"
+            else
+                crash="$crash, the run ended before its leader kill"
+            fi
+        fi
     fi
     set +e
     out=$("$bin/rebalance-conformance" validate "$log")

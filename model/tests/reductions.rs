@@ -225,10 +225,18 @@ fn check_preset(name: &str) -> Tally {
     let mut stack = vec![init];
     while let Some(s) = stack.pop() {
         t.states += 1;
-        reduced.successors(&s, |a, next, _| {
+        reduced.successors(&s, |a, next, out| {
             let (raw, _) = full
                 .step(&s, &a)
                 .expect("enabled when reduced, enabled in full");
+            // Only a dead response is delivered early: a current one delivered at once would
+            // drop the runs in which it arrives later.
+            for r in &out.delivered_dead {
+                let m = Message::NliResponse(*r);
+                if !dead_by_spec(&raw, &m) {
+                    t.fail(format!("{a:?} delivered {m:?} as dead, which it is not"));
+                }
+            }
             for m in removed(&raw, &next) {
                 if is_dead(&raw, &m) {
                     check_dead(&full, &raw, &m, &mut t);
