@@ -152,35 +152,37 @@ pub(crate) fn parse() -> Args {
     args
 }
 
+/// A flag that stops ZooKeeper servers needs a ZkStore and the script that stops them; each
+/// message names the flag.
+fn stops_zk_servers(
+    args: &Args,
+    without_zk: &'static str,
+    without_script: &'static str,
+) -> Result<(), (ErrorKind, &'static str)> {
+    if !matches!(args.store, StoreArg::Zk(_)) {
+        return Err((ErrorKind::MissingRequiredArgument, without_zk));
+    }
+    if std::env::var_os("ZK_SCRIPT").is_none() {
+        return Err((ErrorKind::MissingRequiredArgument, without_script));
+    }
+    Ok(())
+}
+
 /// What the flags' types cannot say: the ones that need another, or exclude one.
 fn combination(args: &Args) -> Result<(), (ErrorKind, &'static str)> {
     if args.zk_outage_at.is_some() {
-        if !matches!(args.store, StoreArg::Zk(_)) {
-            return Err((
-                ErrorKind::MissingRequiredArgument,
-                "--zk-outage-at needs --store zk:HOST:PORT",
-            ));
-        }
-        if std::env::var_os("ZK_SCRIPT").is_none() {
-            return Err((
-                ErrorKind::MissingRequiredArgument,
-                "--zk-outage-at needs ZK_SCRIPT: run under scripts/with-zookeeper.sh",
-            ));
-        }
+        stops_zk_servers(
+            args,
+            "--zk-outage-at needs --store zk:HOST:PORT",
+            "--zk-outage-at needs ZK_SCRIPT: run under scripts/with-zookeeper.sh",
+        )?;
     }
     if args.zk_kill_leader_at.is_some() {
-        if !matches!(args.store, StoreArg::Zk(_)) {
-            return Err((
-                ErrorKind::MissingRequiredArgument,
-                "--zk-kill-leader-at needs --store zk:HOST:PORT,... (an ensemble)",
-            ));
-        }
-        if std::env::var_os("ZK_SCRIPT").is_none() {
-            return Err((
-                ErrorKind::MissingRequiredArgument,
-                "--zk-kill-leader-at needs ZK_SCRIPT: run under scripts/with-zookeeper.sh --ensemble 3",
-            ));
-        }
+        stops_zk_servers(
+            args,
+            "--zk-kill-leader-at needs --store zk:HOST:PORT,... (an ensemble)",
+            "--zk-kill-leader-at needs ZK_SCRIPT: run under scripts/with-zookeeper.sh --ensemble 3",
+        )?;
         if args.zk_outage_at.is_some() {
             return Err((
                 ErrorKind::ArgumentConflict,
