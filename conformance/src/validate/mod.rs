@@ -13,9 +13,11 @@
 //! the same store-operation count. The manager's internal state is not in a log, so unlike the
 //! lockstep, states are not compared: a log is explained by what it shows.
 
+mod focused;
 pub mod log;
 pub mod model_log;
 pub mod record;
+pub mod spoil;
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -101,9 +103,32 @@ pub struct Stats {
     pub lazy_miss: Option<usize>,
 }
 
+/// A state's fingerprint without the last-step ghost: every step clears that ghost before it
+/// acts and none reads it, so two states that differ only there have the same futures, and the
+/// search keeps one of them.
 fn fingerprint(s: &SystemState) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    s.hash(&mut h);
+    let SystemState {
+        store,
+        coordinator,
+        servers,
+        views,
+        network,
+        budgets,
+        ghost,
+        zombie,
+    } = s;
+    store.hash(&mut h);
+    coordinator.hash(&mut h);
+    servers.hash(&mut h);
+    views.hash(&mut h);
+    network.hash(&mut h);
+    budgets.hash(&mut h);
+    ghost.restored.hash(&mut h);
+    ghost.final_recovered.hash(&mut h);
+    ghost.drained_after_cancel.hash(&mut h);
+    ghost.violations.hash(&mut h);
+    zombie.hash(&mut h);
     h.finish()
 }
 
@@ -149,21 +174,34 @@ pub fn validate_with(
     limits: Limits,
     on_lazy_miss: impl FnOnce(usize),
 ) -> (Verdict, Stats) {
-    let (verdict, lazy) = search(model, log, limits, true);
+    let (verdict, lazy) = search(model, log, limits, Search::Lazy);
     let line = match &verdict {
         Verdict::Valid => return (verdict, lazy),
         Verdict::Unexplained(u) => u.line,
         Verdict::Undecided { line, .. } => *line,
     };
     on_lazy_miss(line);
-    let (verdict, mut full) = search(model, log, limits, false);
+    let (verdict, mut full) = search(model, log, limits, Search::Focused);
     full.states += lazy.states;
     full.lazy_miss = Some(line);
     (verdict, full)
 }
 
-/// One search: lazy (hidden steps only where a record needs them) or full; see [`validate`].
-pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> (Verdict, Stats) {
+/// How the hidden steps between two records are searched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Search {
+    /// The fewest hidden steps with which some state explains the record; fast, but a miss
+    /// proves nothing.
+    Lazy,
+    /// Every hidden closure kept whole: complete within the bounds, and slow after a restart.
+    Full,
+    /// Hidden steps only at the record's footprint, and only the minimal explaining states
+    /// kept (`focused.rs`): complete within the bounds, as the full search is.
+    Focused,
+}
+
+/// One search of the log; see [`validate`] and [`Search`].
+pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, how: Search) -> (Verdict, Stats) {
     let mut stats = Stats::default();
     let mut records = log.lines.iter().peekable();
     let init = model.init_state();
@@ -183,7 +221,7 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> 
         Record::Start {
             coordinator_epoch, ..
         } if *coordinator_epoch > u64::from(init.coordinator.ce) => {
-            match explain_record(model, &frontier, &first.record, limits, lazy, &mut stats) {
+            match explain(model, &frontier, &first.record, limits, how, &mut stats) {
                 Ok(next) => frontier = next,
                 Err(miss) => {
                     return (
@@ -304,7 +342,7 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> 
             }
             continue;
         }
-        match explain_record(model, &frontier, &line.record, limits, lazy, &mut stats) {
+        match explain(model, &frontier, &line.record, limits, how, &mut stats) {
             Ok(next) => frontier = next,
             Err(miss) if miss.cut => {
                 return (
@@ -344,8 +382,9 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, lazy: bool) -> 
 }
 
 /// On a store with no task, the model's initial coordinator has run its Recover, which found
-/// nothing: the log's second record must be that Recover, with no effect and no failed store
-/// operation. A verdict if it is not (or if the log ends there).
+/// nothing: the log's second record must be that Recover, with no effect and one store
+/// operation (R16's read of the task), not failed. A verdict if it is not (or if the log ends
+/// there).
 fn initial_recover(second: Option<&Line>, stats: &mut Stats) -> Option<Verdict> {
     let recover = mgr::Input::Event(mgr::Event::Recover);
     match second {
@@ -358,14 +397,14 @@ fn initial_recover(second: Option<&Line>, stats: &mut Stats) -> Option<Verdict> 
                     ..
                 },
             ..
-        }) if *input == recover && effects.is_empty() && store.failures == 0 => {
+        }) if *input == recover && effects.is_empty() && store.ops == 1 && store.failures == 0 => {
             stats.records += 1;
             None
         }
         Some(l) => Some(Verdict::Unexplained(Unexplained {
             line: l.number,
             summary: "on a store with no task, the second record must be the Recover event, \
-                      with no effect and no failed store operation"
+                      with no effect and one store operation, its read (R16), not failed"
                 .into(),
             candidates: 1,
             before: Vec::new(),
@@ -383,6 +422,21 @@ struct Miss {
     candidates: usize,
     any_enabled: bool,
     closest: Option<String>,
+}
+
+fn explain(
+    model: &RebalanceModel,
+    frontier: &[SystemState],
+    record: &Record,
+    limits: Limits,
+    how: Search,
+    stats: &mut Stats,
+) -> Result<Vec<SystemState>, Miss> {
+    match how {
+        Search::Lazy => explain_record(model, frontier, record, limits, true, stats),
+        Search::Full => explain_record(model, frontier, record, limits, false, stats),
+        Search::Focused => focused::explain(model, frontier, record, limits, stats),
+    }
 }
 
 /// The states that explain `record` from `frontier`: the hidden closure is searched level by

@@ -1,0 +1,557 @@
+//! The deciding search of trace validation (spec/log-format.md, "Hidden steps as late as
+//! possible"). The full search keeps, after every record, every state its hidden closure
+//! reaches, so the deposed incarnation's requests, each delivered or not, multiply the set
+//! after a restart. Two facts of the model let the search keep far fewer states and still find
+//! every explanation:
+//!
+//! 1. **Deferral.** A hidden step acts at one server: it reads and writes that server's state
+//!    and views and the messages to and from it (and, for R21, which servers are up, which only
+//!    a server crash or restart changes). A coordinator step reads and writes the coordinator,
+//!    the store and the queue, takes its input message and sends its effects. So a hidden step
+//!    at a server that the record's step neither hears from nor sends to commutes with it, and
+//!    with every hidden step at another server. Any path that explains the log can therefore be
+//!    rearranged so that before each record only hidden steps at the record's *footprint* are
+//!    taken; the others move past it, unchanged, to a later record (or past the log's end). The
+//!    search takes only those ([`Foot`]).
+//! 2. **Subsumption.** Among the states that explain a record, one reachable from another by
+//!    hidden steps explains nothing the other does not: the other takes those steps later. The
+//!    search keeps only states no other kept state reaches by one of the closure's edges
+//!    ([`minimal`]).
+//!
+//! Every state kept is a model state reached along a model path, so a valid verdict stands as
+//! before; what deferral and subsumption add is that a rejection is a proof too, wherever no
+//! bound cut the search.
+
+use std::collections::{HashMap, HashSet};
+
+use rebalance_manager as mgr;
+use rebalance_model::{Action, Message, RebalanceModel, ServerId, ServerSet, SystemState};
+
+use super::{candidates, explains, fingerprint, hidden, step, Limits, Miss, Record, Stats};
+
+/// The servers at which hidden steps may be taken before a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Foot {
+    /// Every hidden step: a server crash or restart (R21 reads which servers are up, at every
+    /// leader), or a model with a deposed coordinator, whose steps are nobody's server's.
+    All,
+    Servers(ServerSet),
+}
+
+impl Foot {
+    fn allows(self, action: &Action) -> bool {
+        match (self, hidden_server(action)) {
+            (Foot::All, _) => true,
+            (Foot::Servers(set), Some(x)) => set.contains(x),
+            (Foot::Servers(_), None) => false,
+        }
+    }
+
+    fn with(self, x: ServerId) -> Foot {
+        match self {
+            Foot::All => Foot::All,
+            Foot::Servers(mut set) => {
+                set.insert(x);
+                Foot::Servers(set)
+            }
+        }
+    }
+}
+
+/// The server a message goes to or comes from.
+fn message_server(m: &Message) -> ServerId {
+    match m {
+        Message::Nli(n) => n.to,
+        Message::NliResponse(r) => r.from,
+        Message::AdjustIsr(a) => a.from,
+        Message::AdjustIsrResponse(r) => r.to,
+    }
+}
+
+/// The server a hidden step acts at; `None` for a deposed coordinator's step.
+fn hidden_server(action: &Action) -> Option<ServerId> {
+    match action {
+        Action::DeliverNli { msg } => Some(msg.to),
+        Action::DeliverAdjustIsrResponse { msg } => Some(msg.to),
+        Action::DropMessage { msg } | Action::DuplicateMessage { msg } => Some(message_server(msg)),
+        Action::ProposeIsr { server, .. } => Some(*server),
+        _ => None,
+    }
+}
+
+/// The server an input of the coordinator comes from, if it is a message.
+fn input_server(action: &Action) -> Option<ServerId> {
+    match action {
+        Action::DeliverNliResponse { msg, .. } => Some(msg.from),
+        Action::DeliverAdjustIsr { msg, .. } => Some(msg.from),
+        _ => None,
+    }
+}
+
+/// A record's footprint: the server its input comes from, the leaders its AdjustIsr answers
+/// go to (R21 reads whether one is in flight), and the servers it sends a NotifyLeaderAndIsr to
+/// that may already be in flight in some state of `frontier` (the network absorbs a copy of a
+/// message in flight, so delivering it before the send or after leaves different networks);
+/// every server for a server crash or restart, and in a model with a deposed coordinator. A
+/// request not in flight is simply added: no hidden step elsewhere reads or takes it.
+fn record_foot(model: &RebalanceModel, frontier: &[SystemState], record: &Record) -> Foot {
+    if model.config.budgets.zombie_steps > 0 {
+        return Foot::All;
+    }
+    let Record::Input { input, effects, .. } = record else {
+        return Foot::Servers(ServerSet::EMPTY);
+    };
+    let id = |x: mgr::ServerId| ServerId::try_from(x).ok();
+    let mut set = ServerSet::EMPTY;
+    match input {
+        mgr::Input::ServerCrashed(_) | mgr::Input::ServerRestarted(_) => return Foot::All,
+        mgr::Input::NliResponse { from, .. } | mgr::Input::AdjustIsr { from, .. } => {
+            match id(*from) {
+                Some(x) => set.insert(x),
+                None => return Foot::All,
+            }
+        }
+        _ => {}
+    }
+    for e in effects {
+        let to = match e {
+            mgr::Effect::SendNli(n) if frontier.iter().any(|s| maybe_in_flight(s, n)) => n.to,
+            mgr::Effect::SendAdjustIsrResponse { to, .. } => *to,
+            _ => continue,
+        };
+        match id(to) {
+            Some(x) => set.insert(x),
+            None => return Foot::All,
+        }
+    }
+    Foot::Servers(set)
+}
+
+/// Whether a request equal to `n` may be in flight in `s`: one to the same server and bucket
+/// with the same epochs (a superset of equal ones, so the footprint errs on the large side).
+fn maybe_in_flight(s: &SystemState, n: &mgr::Nli) -> bool {
+    s.network.iter().any(|m| {
+        matches!(m, Message::Nli(x)
+            if u64::from(x.to) == u64::from(n.to)
+                && u64::from(x.bucket) == u64::from(n.bucket)
+                && u64::from(x.coordinator_epoch) == n.coordinator_epoch
+                && u64::from(x.leader_epoch) == n.leader_epoch
+                && u64::from(x.bucket_epoch) == n.bucket_epoch)
+    })
+}
+
+/// Whether a coordinator step taken in `pre` that sends `sent` commutes with every hidden step
+/// outside `foot`: each AdjustIsr answer goes to a server of the footprint, and each request
+/// either does or is not in flight in `pre` (so the send adds it, whatever is delivered).
+fn sends_commute(foot: Foot, pre: &SystemState, sent: &[Message]) -> bool {
+    match foot {
+        Foot::All => true,
+        Foot::Servers(set) => sent.iter().all(|m| {
+            set.contains(message_server(m))
+                || matches!(m, Message::Nli(_)) && !pre.network.contains(m)
+        }),
+    }
+}
+
+/// The states hidden steps at `foot` reach from `from`, breadth-first, with each state's level
+/// (hidden steps taken).
+struct Closure {
+    states: Vec<SystemState>,
+    level: Vec<usize>,
+    cut: bool,
+}
+
+fn closure(
+    model: &RebalanceModel,
+    from: &[SystemState],
+    foot: Foot,
+    limits: Limits,
+    stats: &mut Stats,
+) -> Closure {
+    let mut c = Closure {
+        states: Vec::new(),
+        level: Vec::new(),
+        cut: false,
+    };
+    let mut index: HashMap<u64, usize> = HashMap::new();
+    for s in from {
+        index.entry(fingerprint(s)).or_insert_with(|| {
+            c.states.push(s.clone());
+            c.level.push(0);
+            c.states.len() - 1
+        });
+    }
+    let mut start = 0;
+    let mut depth = 0;
+    while start < c.states.len() {
+        let end = c.states.len();
+        if depth == limits.max_hidden || end > limits.max_states {
+            // Unexpanded states remain: a longer path may exist.
+            c.cut = (start..end).any(|i| {
+                let mut any = false;
+                model.successors(&c.states[i], |a, _, _| {
+                    any |= hidden(&a) && foot.allows(&a);
+                });
+                any
+            });
+            break;
+        }
+        for i in start..end {
+            let mut next = Vec::new();
+            model.successors(&c.states[i], |a, n, _| {
+                if hidden(&a) && foot.allows(&a) {
+                    next.push((a, n));
+                }
+            });
+            for (_, n) in next {
+                stats.states += 1;
+                index.entry(fingerprint(&n)).or_insert_with(|| {
+                    c.states.push(n);
+                    c.level.push(depth + 1);
+                    c.states.len() - 1
+                });
+            }
+        }
+        start = end;
+        depth += 1;
+    }
+    c
+}
+
+/// The states that explain `record` from `frontier`, hidden steps taken only at the record's
+/// footprint, reduced to the minimal ones.
+pub(super) fn explain(
+    model: &RebalanceModel,
+    frontier: &[SystemState],
+    record: &Record,
+    limits: Limits,
+    stats: &mut Stats,
+) -> Result<Vec<SystemState>, Miss> {
+    let mut found = Found::new();
+    let mut miss = Miss {
+        cut: false,
+        candidates: 0,
+        any_enabled: false,
+        closest: None,
+    };
+    if let Record::Start { .. } = record {
+        for s in frontier {
+            let mut one = Found::new();
+            for (foot, cuts) in start_tries(model, s, limits, stats) {
+                let c = closure(model, std::slice::from_ref(s), foot, limits, stats);
+                miss.cut |= c.cut;
+                one.match_closure(model, &c, record, foot, &cuts, &mut miss, stats);
+            }
+            if one.uncovered {
+                one = Found::new();
+                let c = closure(model, std::slice::from_ref(s), Foot::All, limits, stats);
+                miss.cut |= c.cut;
+                let cuts = start_cuts_everywhere(model, &c);
+                one.match_closure(model, &c, record, Foot::All, &cuts, &mut miss, stats);
+            }
+            found.absorb(one);
+        }
+    } else {
+        let mut foot = record_foot(model, frontier, record);
+        loop {
+            let c = closure(model, frontier, foot, limits, stats);
+            found.match_closure(model, &c, record, foot, &[None], &mut miss, stats);
+            if !found.uncovered || foot == Foot::All {
+                miss.cut |= c.cut;
+                break;
+            }
+            found = Found::new();
+            foot = Foot::All;
+        }
+    }
+    if found.posts.is_empty() {
+        return Err(miss);
+    }
+    Ok(found.minimal(model))
+}
+
+/// For a start record from `s`: each footprint to search with the inputs a crash may have cut
+/// short there (`None`: no input cut short). The input cut short is a step of the coordinator
+/// whose record was never written, so its footprint is not in the log: it is the server of its
+/// input, if a message, and the servers it sends to. Its candidates are the inputs enabled in
+/// the hidden closure at one server (a message input appears only after its server's steps).
+fn start_tries(
+    model: &RebalanceModel,
+    s: &SystemState,
+    limits: Limits,
+    stats: &mut Stats,
+) -> Vec<(Foot, Vec<Option<Action>>)> {
+    let mut by_foot: Vec<(Foot, Vec<Option<Action>>)> =
+        vec![(Foot::Servers(ServerSet::EMPTY), vec![None])];
+    let base = if model.config.budgets.zombie_steps > 0 {
+        Foot::All
+    } else {
+        Foot::Servers(ServerSet::EMPTY)
+    };
+    let mut seen: HashSet<Action> = HashSet::new();
+    let mut scopes = vec![base];
+    if base != Foot::All {
+        scopes.extend((0..model.config.servers).map(|x| base.with(x)));
+    }
+    for scope in scopes {
+        let c = closure(model, std::slice::from_ref(s), scope, limits, stats);
+        for t in &c.states {
+            model.successors(t, |a, _, out| {
+                if !a.can_fail_store() || !seen.insert(a) {
+                    return;
+                }
+                let mut foot = input_server(&a).map_or(base, |x| base.with(x));
+                for m in &out.sent {
+                    if !sends_commute(Foot::Servers(ServerSet::EMPTY), s, std::slice::from_ref(m)) {
+                        foot = foot.with(message_server(m));
+                    }
+                }
+                match by_foot.iter_mut().find(|(f, _)| *f == foot) {
+                    Some((_, cuts)) => cuts.push(Some(a)),
+                    None => by_foot.push((foot, vec![Some(a)])),
+                }
+            });
+        }
+    }
+    by_foot
+}
+
+/// Every input a crash may have cut short at some state of `c` (with every hidden step
+/// searched, the footprint does not matter).
+fn start_cuts_everywhere(model: &RebalanceModel, c: &Closure) -> Vec<Option<Action>> {
+    let mut seen: HashSet<Action> = HashSet::new();
+    let mut cuts = vec![None];
+    for t in &c.states {
+        model.successors(t, |a, _, _| {
+            if a.can_fail_store() && seen.insert(a) {
+                cuts.push(Some(a));
+            }
+        });
+    }
+    cuts
+}
+
+/// The states found to explain a record.
+struct Found {
+    /// Each explaining state by fingerprint, with the lowest level it was found at.
+    posts: HashMap<u64, (SystemState, usize)>,
+    best: Option<usize>,
+    /// A step was found whose sends do not commute with hidden steps outside the footprint.
+    uncovered: bool,
+}
+
+impl Found {
+    fn new() -> Found {
+        Found {
+            posts: HashMap::new(),
+            best: None,
+            uncovered: false,
+        }
+    }
+
+    /// Tries `record` from every state of `c` (after each of `cuts` for a start) and keeps
+    /// what explains it.
+    #[allow(clippy::too_many_arguments)]
+    fn match_closure(
+        &mut self,
+        model: &RebalanceModel,
+        c: &Closure,
+        record: &Record,
+        foot: Foot,
+        cuts: &[Option<Action>],
+        miss: &mut Miss,
+        stats: &mut Stats,
+    ) {
+        for (i, s) in c.states.iter().enumerate() {
+            for cut in cuts {
+                let pre = match cut {
+                    None => s.clone(),
+                    Some(a) => match model.step(s, a) {
+                        Some((n, out)) if sends_commute(foot, s, &out.sent) => n,
+                        Some(_) => {
+                            self.uncovered = true;
+                            continue;
+                        }
+                        None => continue,
+                    },
+                };
+                stats.states += 1;
+                miss.candidates += 1;
+                for (action, stutter) in candidates(model, &pre, record) {
+                    if stutter {
+                        self.keep(pre.clone(), c.level[i]);
+                        continue;
+                    }
+                    let Some((post, out)) = step(model, &pre, &action, record) else {
+                        continue;
+                    };
+                    miss.any_enabled = true;
+                    match explains(&action, &out, &post, record) {
+                        Ok(()) if sends_commute(foot, &pre, &out.sent) => {
+                            self.keep(post, c.level[i]);
+                        }
+                        // The footprint was read from the log's effects and the states before,
+                        // so this does not happen; if it did, deferral would not be shown, and
+                        // the record is searched again with every hidden step.
+                        Ok(()) => self.uncovered = true,
+                        Err((score, why)) => {
+                            if self.best.is_none_or(|b| score < b) {
+                                self.best = Some(score);
+                                miss.closest = Some(match cut {
+                                    Some(a) => format!(
+                                        "after the input cut short by the crash, {}: {why}",
+                                        rebalance_model::view::describe::action(a)
+                                    ),
+                                    None => why,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn absorb(&mut self, other: Found) {
+        for (fp, (s, level)) in other.posts {
+            let entry = self.posts.entry(fp).or_insert((s, level));
+            entry.1 = entry.1.min(level);
+        }
+        if other.best.is_some_and(|b| self.best.is_none_or(|x| b < x)) {
+            self.best = other.best;
+        }
+    }
+
+    fn keep(&mut self, post: SystemState, level: usize) {
+        let entry = self
+            .posts
+            .entry(fingerprint(&post))
+            .or_insert((post, level));
+        entry.1 = entry.1.min(level);
+    }
+
+    /// The explaining states that no other one reaches by hidden steps, and that no other one
+    /// dominates ([`dominates`]). They are taken in order of the level they were found at
+    /// (fewest hidden steps first, ties by fingerprint, so every run keeps the same ones); each
+    /// is kept unless a state kept before it reaches it by a chain of hidden steps through
+    /// explaining states. Every state left out is a kept state after hidden steps, which a
+    /// later record's search takes when it needs them (deferral).
+    fn minimal(self, model: &RebalanceModel) -> Vec<SystemState> {
+        // `a -> b`: explaining state `b` is explaining state `a` after one hidden step (of any
+        // server: the later record that needs it has that server in its footprint).
+        let mut links: HashMap<u64, Vec<u64>> = HashMap::new();
+        for (fp, (s, _)) in &self.posts {
+            model.successors(s, |a, n, _| {
+                if hidden(&a) {
+                    let m = fingerprint(&n);
+                    if m != *fp && self.posts.contains_key(&m) {
+                        links.entry(*fp).or_default().push(m);
+                    }
+                }
+            });
+        }
+        let mut order: Vec<(usize, u64)> =
+            self.posts.iter().map(|(fp, (_, l))| (*l, *fp)).collect();
+        order.sort_unstable();
+        let mut reached: HashSet<u64> = HashSet::new();
+        let mut kept = Vec::new();
+        let mut posts = self.posts;
+        for (_, fp) in order {
+            if reached.contains(&fp) {
+                continue;
+            }
+            let mut stack = vec![fp];
+            reached.insert(fp);
+            while let Some(x) = stack.pop() {
+                for y in links.get(&x).into_iter().flatten() {
+                    if reached.insert(*y) {
+                        stack.push(*y);
+                    }
+                }
+            }
+            if let Some((s, _)) = posts.remove(&fp) {
+                kept.push((fp, s));
+            }
+        }
+        kept.sort_by_key(|(fp, _)| *fp);
+        undominated(kept.into_iter().map(|(_, s)| s).collect())
+    }
+}
+
+/// `a` dominates `b`: the two are equal but for the network, and `a`'s network holds `b`'s and
+/// more, the more being requests and responses only. Every path from `b` is a path from `a`
+/// that never delivers the extra messages: no rule's guard reads whether a NotifyLeaderAndIsr
+/// or its response is in flight (R21 reads only AdjustIsr and its answer; dead-message
+/// collection and the absorption of redundant requests are off in validation, `model_for`),
+/// a delivery or loss in `b`'s path finds its message in `a` too, and a send that `b` adds is
+/// added in `a` or absorbed by an equal copy, so the networks stay one within the other and
+/// every step makes the same effects and store operations. So `b` explains nothing that `a`
+/// does not. Not with a deposed coordinator, whose steps take any response of its epoch.
+fn dominates(a: &SystemState, b: &SystemState) -> bool {
+    let SystemState {
+        store,
+        coordinator,
+        servers,
+        views,
+        network,
+        budgets,
+        ghost,
+        zombie,
+    } = b;
+    if a.zombie.is_some() || zombie.is_some() || a.network.len() <= network.len() {
+        return false;
+    }
+    if a.store != *store
+        || a.coordinator != *coordinator
+        || a.servers != *servers
+        || a.views != *views
+        || a.budgets != *budgets
+        || a.ghost.restored != ghost.restored
+        || a.ghost.final_recovered != ghost.final_recovered
+        || a.ghost.drained_after_cancel != ghost.drained_after_cancel
+        || a.ghost.violations != ghost.violations
+    {
+        return false;
+    }
+    // Both networks are sorted: walk them together, every message of `b` matched in `a`.
+    let mut extra = a.network.iter().peekable();
+    for m in network {
+        loop {
+            match extra.next() {
+                Some(x) if x == m => break,
+                Some(Message::Nli(_) | Message::NliResponse(_)) => continue,
+                _ => return false,
+            }
+        }
+    }
+    extra.all(|x| matches!(x, Message::Nli(_) | Message::NliResponse(_)))
+}
+
+/// The states of `set` (sorted by fingerprint) that no other one dominates, in the same order.
+/// Domination is transitive, so checking against every other state, kept or not, leaves the
+/// maximal ones.
+fn undominated(set: Vec<SystemState>) -> Vec<SystemState> {
+    // States equal but for the network are found by a key that leaves the network out.
+    let key = |s: &SystemState| {
+        let mut t = s.clone();
+        t.network.clear();
+        fingerprint(&t)
+    };
+    let mut groups: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, s) in set.iter().enumerate() {
+        groups.entry(key(s)).or_default().push(i);
+    }
+    let mut dropped = vec![false; set.len()];
+    for members in groups.values().filter(|m| m.len() > 1) {
+        for &b in members {
+            dropped[b] = members
+                .iter()
+                .any(|&a| a != b && dominates(&set[a], &set[b]));
+        }
+    }
+    set.into_iter()
+        .zip(dropped)
+        .filter(|(_, d)| !d)
+        .map(|(s, _)| s)
+        .collect()
+}
