@@ -133,6 +133,37 @@ enum Command {
         #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..))]
         max_states: u64,
     },
+    /// Spoil a real log in each of the ways a wrong coordinator or host would (spec/log-format.md,
+    /// "Teeth": a record left out, an effect left out or changed, an epoch or a context changed,
+    /// two records swapped, a store write hidden or failed, the clock off the tick, a write lost
+    /// in a restart's read) and validate every spoiled copy.
+    ///
+    /// A spoiling no model behaviour explains must be rejected at the record changed; one the
+    /// model may explain (a record left out, two swapped, a write failed) must be decided, and
+    /// rejected no earlier. Prints one line per spoiling and a summary. Exit 0 when every
+    /// spoiling is answered as required, 1 when one is not (undecided included), 2 on a bad
+    /// log or bad usage.
+    Spoil {
+        /// The log, valid as it is.
+        log: PathBuf,
+        /// The model configuration, instead of the one in the log's header.
+        #[arg(long)]
+        config: Option<String>,
+        /// Spoilings of each kind, spread evenly over the records it can change (0: all).
+        #[arg(long, default_value_t = 4)]
+        per_kind: usize,
+        /// Only this kind (repeatable): record-dropped, effect-dropped, effect-changed,
+        /// epoch-changed, context-changed, swapped, store-write-hidden, store-write-failed,
+        /// clock-off-tick, read-write-lost.
+        #[arg(long = "kind", value_name = "KIND")]
+        kinds: Vec<String>,
+        /// Hidden model steps searched between two records, at most: 1 to 64.
+        #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=64))]
+        max_hidden: u32,
+        /// Model states in one record's hidden search, at most (at least 1).
+        #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..))]
+        max_states: u64,
+    },
 }
 
 /// The implementation under test, if not the manager in this process (spec/driver-protocol.md).
@@ -224,38 +255,17 @@ fn validate_log(
     max_hidden: u32,
     max_states: u64,
 ) -> Result<ExitCode, String> {
-    use rebalance_conformance::validate::{self, Limits, Verdict};
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let log = validate::parse(&text).map_err(|e| format!("invalid log {}: {e}", path.display()))?;
+    use rebalance_conformance::validate::{self, Verdict};
+    let (_, log, model) = log_and_model(path, config)?;
     for n in &log.torn {
         eprintln!("warning: line {n} is torn (its writer died mid-line); it is ignored");
     }
-    let cfg = match (config, &log.model) {
-        (Some(name), _) => load_config(name)?,
-        (None, Some(v)) => Config::from_json_str(&v.to_string()).map_err(|e| {
-            format!(
-                "invalid log {}: line 1: {}",
-                path.display(),
-                header_model(&e)
-            )
-        })?,
-        (None, None) => {
-            return Err(format!(
-                "{}: the log's header has no model configuration; give one with --config",
-                path.display()
-            ))
-        }
-    };
-    let model = validate::model_for(cfg, BugSet::none());
-    let limits = Limits {
-        max_hidden: max_hidden as usize,
-        max_states: usize::try_from(max_states).unwrap_or(usize::MAX),
-    };
+    let limits = limits(max_hidden, max_states);
     let started = std::time::Instant::now();
     let (verdict, stats) = validate::validate_with(&model, &log, limits, |line| {
         eprintln!(
-            "the lazy search explains no path at line {line}; confirming with the full search \
-             (every hidden closure kept; this can take long)"
+            "the lazy search explains no path at line {line}; deciding with the focused search \
+             (spec/log-format.md, \"Hidden steps as late as possible\")"
         )
     });
     let secs = started.elapsed().as_secs_f64();
@@ -297,6 +307,136 @@ fn validate_log(
             Ok(ExitCode::from(3))
         }
     }
+}
+
+/// The search's bounds from the command line.
+fn limits(max_hidden: u32, max_states: u64) -> rebalance_conformance::validate::Limits {
+    rebalance_conformance::validate::Limits {
+        max_hidden: max_hidden as usize,
+        max_states: usize::try_from(max_states).unwrap_or(usize::MAX),
+    }
+}
+
+/// A log's text, the log, and the model it is validated against: `config` if given, else the
+/// one in its header.
+fn log_and_model(
+    path: &std::path::Path,
+    config: Option<&str>,
+) -> Result<
+    (
+        String,
+        rebalance_conformance::validate::Log,
+        rebalance_model::RebalanceModel,
+    ),
+    String,
+> {
+    use rebalance_conformance::validate;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let log = validate::parse(&text).map_err(|e| format!("invalid log {}: {e}", path.display()))?;
+    let cfg = match (config, &log.model) {
+        (Some(name), _) => load_config(name)?,
+        (None, Some(v)) => Config::from_json_str(&v.to_string()).map_err(|e| {
+            format!(
+                "invalid log {}: line 1: {}",
+                path.display(),
+                header_model(&e)
+            )
+        })?,
+        (None, None) => {
+            return Err(format!(
+                "{}: the log's header has no model configuration; give one with --config",
+                path.display()
+            ))
+        }
+    };
+    let model = validate::model_for(cfg, BugSet::none());
+    Ok((text, log, model))
+}
+
+/// `spoil`: every spoiling of the log, validated, one line each.
+fn spoil_log(
+    path: &std::path::Path,
+    config: Option<&str>,
+    per_kind: usize,
+    kinds: &[String],
+    max_hidden: u32,
+    max_states: u64,
+) -> Result<ExitCode, String> {
+    use rebalance_conformance::validate::{self, spoil};
+    let kinds: Vec<spoil::Kind> = if kinds.is_empty() {
+        spoil::Kind::ALL.to_vec()
+    } else {
+        kinds
+            .iter()
+            .map(|k| {
+                spoil::Kind::from_name(k).ok_or_else(|| {
+                    let names: Vec<&str> = spoil::Kind::ALL.iter().map(|k| k.name()).collect();
+                    format!("unknown --kind {k:?}; the kinds are {}", names.join(", "))
+                })
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let (text, log, model) = log_and_model(path, config)?;
+    if !log.torn.is_empty() {
+        return Err(format!(
+            "{}: line {} is torn; spoil a log with no torn line",
+            path.display(),
+            log.torn[0]
+        ));
+    }
+    let limits = limits(max_hidden, max_states);
+    if !matches!(
+        validate::validate(&model, &log, limits).0,
+        validate::Verdict::Valid
+    ) {
+        return Err(format!(
+            "{}: the log itself is not valid (run `validate` on it); spoil a valid log",
+            path.display()
+        ));
+    }
+    let buckets = model.config.buckets.len() as u64;
+    let all = spoil::spoilings(&text, &kinds, per_kind, buckets)
+        .map_err(|e| format!("invalid log {}: {e}", path.display()))?;
+    let (mut wrong, mut slowest) = (0, 0.0f64);
+    for s in &all {
+        let started = std::time::Instant::now();
+        let answer = spoil::answer(&model, s, limits)?;
+        let secs = started.elapsed().as_secs_f64();
+        slowest = slowest.max(secs);
+        let said = match answer {
+            spoil::Answer::Valid => "valid".to_string(),
+            spoil::Answer::RejectedAt(l) => format!("rejected at line {l}"),
+            spoil::Answer::UndecidedAt(l) => format!("undecided at line {l}"),
+        };
+        let want = match s.expect {
+            spoil::Expect::RejectedAt(l) => format!("rejected at line {l}"),
+            spoil::Expect::DecidedFrom(l) => format!("valid or rejected from line {l}"),
+        };
+        let ok = s.expect.met_by(answer);
+        wrong += usize::from(!ok);
+        println!(
+            "{} {:<18} line {:>4}: {said} ({secs:.2} s){}",
+            if ok { "ok   " } else { "WRONG" },
+            s.kind.name(),
+            s.line,
+            if ok {
+                String::new()
+            } else {
+                format!("; required: {want}")
+            }
+        );
+    }
+    println!(
+        "{} spoilings of {}: {} answered as required, {wrong} not; slowest {slowest:.2} s",
+        all.len(),
+        path.display(),
+        all.len() - wrong
+    );
+    Ok(if wrong == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// A configuration error in the log header's `model`, its field path under `model` as one path
@@ -579,5 +719,20 @@ fn run(command: Command) -> Result<ExitCode, String> {
             max_hidden,
             max_states,
         } => validate_log(&log, config.as_deref(), max_hidden, max_states),
+        Command::Spoil {
+            log,
+            config,
+            per_kind,
+            kinds,
+            max_hidden,
+            max_states,
+        } => spoil_log(
+            &log,
+            config.as_deref(),
+            per_kind,
+            &kinds,
+            max_hidden,
+            max_states,
+        ),
     }
 }
