@@ -199,7 +199,7 @@ fn every_subcommand_answers_version() {
         .collect();
     assert_eq!(
         subs,
-        ["replay", "exhaustive", "random", "validate"],
+        ["replay", "exhaustive", "random", "validate", "spoil"],
         "{help}"
     );
     for sub in subs {
