@@ -128,7 +128,7 @@ for c in ci-two-buckets ci-tracked2 ci-inflight2 ci-refused-leader ci-rf2-isr-ca
     out=$(timeout "$limit" "$model" check --config "$c" --no-give-up 2>/dev/null)
     rc=$?
     set -e
-    line=$(grep -E '^fair-cycle search' <<<"$out" | head -1)
+    line=$(grep -m1 -E '^fair-cycle search' <<<"$out" || true)
     case $rc in
     0) echo "$c  progress check: $line" ;;
     124) echo "$c  progress check: timed out after ${limit} s" ;;
