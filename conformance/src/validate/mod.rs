@@ -161,13 +161,14 @@ fn hidden(action: &Action) -> bool {
 ///
 /// First lazily (hidden steps only when a record needs them, `explain_record`); a valid
 /// verdict then stands, since every path found is a path of the model. A lazy miss is checked
-/// again with the full hidden closure kept after every record, whose verdict is returned.
+/// again with the focused search ([`Search::Focused`]), complete within the bounds, whose
+/// verdict is returned.
 pub fn validate(model: &RebalanceModel, log: &Log, limits: Limits) -> (Verdict, Stats) {
     validate_with(model, log, limits, |_| {})
 }
 
 /// [`validate`], calling `on_lazy_miss` with the line where the lazy search missed before the
-/// full search starts (a long search shows what it is doing).
+/// focused search starts (a long search shows what it is doing).
 pub fn validate_with(
     model: &RebalanceModel,
     log: &Log,
