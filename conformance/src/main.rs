@@ -127,7 +127,7 @@ enum Command {
         #[arg(long)]
         config: Option<String>,
         /// Hidden model steps searched between two records, at most: 1 to 64.
-        #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=64))]
+        #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=64))]
         max_hidden: u32,
         /// Model states in one record's hidden search, at most (at least 1).
         #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..))]
@@ -158,7 +158,7 @@ enum Command {
         #[arg(long = "kind", value_name = "KIND")]
         kinds: Vec<String>,
         /// Hidden model steps searched between two records, at most: 1 to 64.
-        #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=64))]
+        #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=64))]
         max_hidden: u32,
         /// Model states in one record's hidden search, at most (at least 1).
         #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1..))]

@@ -27,7 +27,9 @@ use std::collections::{HashMap, HashSet};
 use rebalance_manager as mgr;
 use rebalance_model::{Action, Message, RebalanceModel, ServerId, ServerSet, SystemState};
 
-use super::{candidates, explains, fingerprint, hidden, step, Limits, Miss, Record, Stats};
+use super::{
+    candidates, explains, fingerprint, hidden, step, successors_where, Limits, Miss, Record, Stats,
+};
 
 /// The servers at which hidden steps may be taken before a step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -153,6 +155,11 @@ fn sends_commute(foot: Foot, pre: &SystemState, sent: &[Message]) -> bool {
     }
 }
 
+/// A hidden step at `foot`.
+fn allowed(foot: Foot, a: &Action) -> bool {
+    hidden(a) && foot.allows(a)
+}
+
 /// The states hidden steps at `foot` reach from `from`, breadth-first, with each state's level
 /// (hidden steps taken).
 struct Closure {
@@ -189,21 +196,25 @@ fn closure(
             // Unexpanded states remain: a longer path may exist.
             c.cut = (start..end).any(|i| {
                 let mut any = false;
-                model.successors(&c.states[i], |a, _, _| {
-                    any |= hidden(&a) && foot.allows(&a);
-                });
+                successors_where(
+                    model,
+                    &c.states[i],
+                    |a| allowed(foot, a),
+                    |_, _, _| any = true,
+                );
                 any
             });
             break;
         }
         for i in start..end {
             let mut next = Vec::new();
-            model.successors(&c.states[i], |a, n, _| {
-                if hidden(&a) && foot.allows(&a) {
-                    next.push((a, n));
-                }
-            });
-            for (_, n) in next {
+            successors_where(
+                model,
+                &c.states[i],
+                |a| allowed(foot, a),
+                |_, n, _| next.push(n),
+            );
+            for n in next {
                 stats.states += 1;
                 index.entry(fingerprint(&n)).or_insert_with(|| {
                     c.states.push(n);
@@ -296,8 +307,8 @@ fn start_tries(
     for scope in scopes {
         let c = closure(model, std::slice::from_ref(s), scope, limits, stats);
         for t in &c.states {
-            model.successors(t, |a, _, out| {
-                if !a.can_fail_store() || !seen.insert(a) {
+            successors_where(model, t, Action::can_fail_store, |a, _, out| {
+                if !seen.insert(a) {
                     return;
                 }
                 let mut foot = input_server(&a).map_or(base, |x| base.with(x));
@@ -322,8 +333,8 @@ fn start_cuts_everywhere(model: &RebalanceModel, c: &Closure) -> Vec<Option<Acti
     let mut seen: HashSet<Action> = HashSet::new();
     let mut cuts = vec![None];
     for t in &c.states {
-        model.successors(t, |a, _, _| {
-            if a.can_fail_store() && seen.insert(a) {
+        successors_where(model, t, Action::can_fail_store, |a, _, _| {
+            if seen.insert(a) {
                 cuts.push(Some(a));
             }
         });
@@ -431,44 +442,42 @@ impl Found {
     }
 
     /// The explaining states that no other one reaches by hidden steps, and that no other one
-    /// dominates ([`dominates`]). They are taken in order of the level they were found at
-    /// (fewest hidden steps first, ties by fingerprint, so every run keeps the same ones); each
-    /// is kept unless a state kept before it reaches it by a chain of hidden steps through
-    /// explaining states. Every state left out is a kept state after hidden steps, which a
-    /// later record's search takes when it needs them (deferral).
+    /// dominates ([`dominates`]). The states and their hidden steps form a graph; in its
+    /// condensation (each strongly connected component one node, a DAG) every component is
+    /// reached from a source component, one that no other component reaches. So one state
+    /// of each source component is kept (the one found with the fewest hidden steps, ties by
+    /// fingerprint, so every run keeps the same ones), and every state left out is a kept
+    /// state after hidden steps, which a later record's search takes when it needs them
+    /// (deferral). (Before 6 December 2026 the states were taken in order of level and each
+    /// kept unless one kept before it reached it: a state reached from another found later,
+    /// such as a request's delivery that changed no view, beside the request still in
+    /// flight, was kept too, and each such pair doubled the set.)
     fn minimal(self, model: &RebalanceModel) -> Vec<SystemState> {
-        // `a -> b`: explaining state `b` is explaining state `a` after one hidden step (of any
+        let mut order: Vec<(usize, u64)> =
+            self.posts.iter().map(|(fp, (_, l))| (*l, *fp)).collect();
+        order.sort_unstable();
+        let at: HashMap<u64, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(i, (_, fp))| (*fp, i))
+            .collect();
+        // `i -> j`: explaining state `j` is explaining state `i` after one hidden step (of any
         // server: the later record that needs it has that server in its footprint).
-        let mut links: HashMap<u64, Vec<u64>> = HashMap::new();
-        for (fp, (s, _)) in &self.posts {
-            model.successors(s, |a, n, _| {
-                if hidden(&a) {
-                    let m = fingerprint(&n);
-                    if m != *fp && self.posts.contains_key(&m) {
-                        links.entry(*fp).or_default().push(m);
+        let mut links: Vec<Vec<usize>> = vec![Vec::new(); order.len()];
+        for (i, (_, fp)) in order.iter().enumerate() {
+            let s = &self.posts[fp].0;
+            successors_where(model, s, hidden, |_, n, _| {
+                if let Some(&j) = at.get(&fingerprint(&n)) {
+                    if j != i {
+                        links[i].push(j);
                     }
                 }
             });
         }
-        let mut order: Vec<(usize, u64)> =
-            self.posts.iter().map(|(fp, (_, l))| (*l, *fp)).collect();
-        order.sort_unstable();
-        let mut reached: HashSet<u64> = HashSet::new();
-        let mut kept = Vec::new();
         let mut posts = self.posts;
-        for (_, fp) in order {
-            if reached.contains(&fp) {
-                continue;
-            }
-            let mut stack = vec![fp];
-            reached.insert(fp);
-            while let Some(x) = stack.pop() {
-                for y in links.get(&x).into_iter().flatten() {
-                    if reached.insert(*y) {
-                        stack.push(*y);
-                    }
-                }
-            }
+        let mut kept = Vec::new();
+        for i in source_representatives(&links) {
+            let fp = order[i].1;
             if let Some((s, _)) = posts.remove(&fp) {
                 kept.push((fp, s));
             }
@@ -476,6 +485,86 @@ impl Found {
         kept.sort_by_key(|(fp, _)| *fp);
         undominated(kept.into_iter().map(|(_, s)| s).collect())
     }
+}
+
+/// One node of each source component of the graph `links` (a strongly connected component that
+/// no edge from another component enters), the lowest-numbered: every node is reached from
+/// one of them. In increasing order.
+fn source_representatives(links: &[Vec<usize>]) -> Vec<usize> {
+    let component = components(links);
+    let mut entered = vec![false; links.len()];
+    for (i, out) in links.iter().enumerate() {
+        for &j in out {
+            if component[i] != component[j] {
+                entered[component[j]] = true;
+            }
+        }
+    }
+    let mut taken = vec![false; links.len()];
+    let mut kept = Vec::new();
+    for (i, &c) in component.iter().enumerate() {
+        if !entered[c] && !taken[c] {
+            taken[c] = true;
+            kept.push(i);
+        }
+    }
+    kept
+}
+
+/// The strongly connected components of the graph `links` (node `i`'s successors), as each
+/// node's component number (Kosaraju's two passes, both iterative: a long chain of hidden
+/// steps must not overflow the stack).
+fn components(links: &[Vec<usize>]) -> Vec<usize> {
+    let n = links.len();
+    // First pass: nodes in order of finishing.
+    let mut finished = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    for root in 0..n {
+        if seen[root] {
+            continue;
+        }
+        seen[root] = true;
+        let mut stack = vec![(root, 0usize)];
+        while let Some((x, next)) = stack.last_mut() {
+            let x = *x;
+            if let Some(&y) = links[x].get(*next) {
+                *next += 1;
+                if !seen[y] {
+                    seen[y] = true;
+                    stack.push((y, 0));
+                }
+            } else {
+                finished.push(x);
+                stack.pop();
+            }
+        }
+    }
+    // Second pass, on the reversed graph, latest finished first: each search is a component.
+    let mut back: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (x, out) in links.iter().enumerate() {
+        for &y in out {
+            back[y].push(x);
+        }
+    }
+    let mut component = vec![usize::MAX; n];
+    let mut count = 0;
+    for &root in finished.iter().rev() {
+        if component[root] != usize::MAX {
+            continue;
+        }
+        component[root] = count;
+        let mut stack = vec![root];
+        while let Some(x) = stack.pop() {
+            for &y in &back[x] {
+                if component[y] == usize::MAX {
+                    component[y] = count;
+                    stack.push(y);
+                }
+            }
+        }
+        count += 1;
+    }
+    component
 }
 
 /// `a` dominates `b`: the two are equal but for the network, and `a`'s network holds `b`'s and
@@ -527,19 +616,20 @@ fn dominates(a: &SystemState, b: &SystemState) -> bool {
     extra.all(|x| matches!(x, Message::Nli(_) | Message::NliResponse(_)))
 }
 
+/// A fingerprint of `s` without its network: states equal but for the network share it.
+fn network_free_key(s: &SystemState) -> u64 {
+    let mut t = s.clone();
+    t.network.clear();
+    fingerprint(&t)
+}
+
 /// The states of `set` (sorted by fingerprint) that no other one dominates, in the same order.
 /// Domination is transitive, so checking against every other state, kept or not, leaves the
 /// maximal ones.
 fn undominated(set: Vec<SystemState>) -> Vec<SystemState> {
-    // States equal but for the network are found by a key that leaves the network out.
-    let key = |s: &SystemState| {
-        let mut t = s.clone();
-        t.network.clear();
-        fingerprint(&t)
-    };
     let mut groups: HashMap<u64, Vec<usize>> = HashMap::new();
     for (i, s) in set.iter().enumerate() {
-        groups.entry(key(s)).or_default().push(i);
+        groups.entry(network_free_key(s)).or_default().push(i);
     }
     let mut dropped = vec![false; set.len()];
     for members in groups.values().filter(|m| m.len() > 1) {
@@ -554,4 +644,47 @@ fn undominated(set: Vec<SystemState>) -> Vec<SystemState> {
         .filter(|(_, d)| !d)
         .map(|(s, _)| s)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{components, source_representatives};
+
+    #[test]
+    fn a_cycle_is_one_component_and_what_it_reaches_is_not() {
+        // 0 -> 1 -> 2 -> 0, 2 -> 3; 5 -> 4.
+        let links = vec![vec![1], vec![2], vec![0, 3], vec![], vec![], vec![4]];
+        let c = components(&links);
+        assert_eq!(c[0], c[1]);
+        assert_eq!(c[1], c[2]);
+        assert_ne!(c[2], c[3]);
+        assert_ne!(c[4], c[5]);
+        assert_ne!(c[3], c[4]);
+    }
+
+    #[test]
+    fn a_state_reached_from_one_numbered_after_it_is_not_kept() {
+        // The first version kept 0 (found with fewer hidden steps) and then 1, which no state
+        // kept before it reaches, although 1 reaches 0: each such pair doubled the set.
+        assert_eq!(source_representatives(&[vec![], vec![0]]), vec![1]);
+        // A cycle is represented once, by its lowest node; a node it reaches is left out.
+        assert_eq!(
+            source_representatives(&[vec![1], vec![0, 2], vec![]]),
+            vec![0]
+        );
+        // Nodes nothing links are each their own source.
+        assert_eq!(
+            source_representatives(&[vec![], vec![], vec![1]]),
+            vec![0, 2]
+        );
+    }
+
+    #[test]
+    fn a_long_chain_of_hidden_steps_does_not_overflow_the_stack() {
+        let n = 1_000_000;
+        let links: Vec<Vec<usize>> = (0..n)
+            .map(|i| if i + 1 < n { vec![i + 1] } else { vec![] })
+            .collect();
+        assert_eq!(source_representatives(&links), vec![0]);
+    }
 }
