@@ -15,8 +15,13 @@
 //!    search takes only those ([`Foot`]).
 //! 2. **Subsumption.** Among the states that explain a record, one reachable from another by
 //!    hidden steps explains nothing the other does not: the other takes those steps later. The
-//!    search keeps only states no other kept state reaches by one of the closure's edges
-//!    ([`minimal`]).
+//!    search keeps one state of each source of the graph the explaining states and their
+//!    hidden steps form ([`Found::minimal`]).
+//! 3. **Classes.** States that agree on everything but the servers outside the footprint have
+//!    the same hidden steps at the footprint and the same step for the record: the record is
+//!    searched from one of them, and the steps found are replayed from the others
+//!    ([`explain_grouped`]). The set after a restart is a product of alternatives at different
+//!    servers, and a record at one server meets one or two classes of it.
 //!
 //! Every state kept is a model state reached along a model path, so a valid verdict stands as
 //! before; what deferral and subsumption add is that a rejection is a proof too, wherever no
@@ -165,7 +170,22 @@ fn allowed(foot: Foot, a: &Action) -> bool {
 struct Closure {
     states: Vec<SystemState>,
     level: Vec<usize>,
+    /// The state each was first reached from, and the hidden step taken (`None` for a source).
+    parent: Vec<Option<(usize, Action)>>,
     cut: bool,
+}
+
+impl Closure {
+    /// The hidden steps from its source to state `i`, in order.
+    fn path(&self, mut i: usize) -> Vec<Action> {
+        let mut steps = Vec::new();
+        while let Some((p, a)) = self.parent[i] {
+            steps.push(a);
+            i = p;
+        }
+        steps.reverse();
+        steps
+    }
 }
 
 fn closure(
@@ -178,6 +198,7 @@ fn closure(
     let mut c = Closure {
         states: Vec::new(),
         level: Vec::new(),
+        parent: Vec::new(),
         cut: false,
     };
     let mut index: HashMap<u64, usize> = HashMap::new();
@@ -185,6 +206,7 @@ fn closure(
         index.entry(fingerprint(s)).or_insert_with(|| {
             c.states.push(s.clone());
             c.level.push(0);
+            c.parent.push(None);
             c.states.len() - 1
         });
     }
@@ -212,13 +234,14 @@ fn closure(
                 model,
                 &c.states[i],
                 |a| allowed(foot, a),
-                |_, n, _| next.push(n),
+                |a, n, _| next.push((a, n)),
             );
-            for n in next {
+            for (a, n) in next {
                 stats.states += 1;
                 index.entry(fingerprint(&n)).or_insert_with(|| {
                     c.states.push(n);
                     c.level.push(depth + 1);
+                    c.parent.push(Some((i, a)));
                     c.states.len() - 1
                 });
             }
@@ -230,12 +253,14 @@ fn closure(
 }
 
 /// The states that explain `record` from `frontier`, hidden steps taken only at the record's
-/// footprint, reduced to the minimal ones.
+/// footprint, reduced to the minimal ones; with `classes`, searched once per class of states
+/// that agree at the footprint ([`explain_grouped`]).
 pub(super) fn explain(
     model: &RebalanceModel,
     frontier: &[SystemState],
     record: &Record,
     limits: Limits,
+    classes: bool,
     stats: &mut Stats,
 ) -> Result<Vec<SystemState>, Miss> {
     let mut found = Found::new();
@@ -264,6 +289,15 @@ pub(super) fn explain(
         }
     } else {
         let mut foot = record_foot(model, frontier, record);
+        if let (Foot::Servers(set), true) = (foot, classes) {
+            if let Some(grouped) = explain_grouped(model, frontier, record, set, limits, stats) {
+                let (one, one_miss) = grouped;
+                if one.posts.is_empty() {
+                    return Err(one_miss);
+                }
+                return Ok(one.minimal(model));
+            }
+        }
         loop {
             let c = closure(model, frontier, foot, limits, stats);
             found.match_closure(model, &c, record, foot, &[None], &mut miss, stats);
@@ -279,6 +313,119 @@ pub(super) fn explain(
         return Err(miss);
     }
     Ok(found.minimal(model))
+}
+
+/// `s` without what no step at the servers of `set` and no coordinator step reads or writes,
+/// but for the requests such a step adds: the other servers' views of every bucket and the
+/// messages to and from them. Their up flags and last coordinator epochs stay (R21 reads which
+/// servers are up).
+fn foot_key(model: &RebalanceModel, s: &SystemState, set: ServerSet) -> u64 {
+    let mut t = s.clone();
+    let servers = usize::from(model.config.servers);
+    let buckets = t.views.len() / servers.max(1);
+    for y in 0..model.config.servers {
+        if !set.contains(y) {
+            let from = usize::from(y) * buckets;
+            t.views[from..from + buckets].fill(None);
+        }
+    }
+    t.network.retain(|m| set.contains(message_server(m)));
+    fingerprint(&t)
+}
+
+/// The record explained once per class of frontier states with the same [`foot_key`], and the
+/// explanation carried to the class's other states by replaying its steps there.
+///
+/// The states of a class differ only at servers outside the footprint. The hidden steps at the
+/// footprint and the record's step read nothing there (deferral), so the same steps are enabled
+/// from every state of a class and explain the record from each or from none: the class's first
+/// state is searched, its minimal explaining states are kept, and the path to each (hidden
+/// steps, then the record's step) is replayed from every other state of the class with the
+/// model's own `step`. Each state so found is a model state reached by a model path. Should a
+/// replay not be enabled or not explain the record, the premise did not hold, and `None` sends
+/// the record to the search of every state. After the deposed incarnations of a log killed
+/// twice, the frontier is the product of their requests' fates at different servers (each
+/// delivered before its server saw the new epoch, or not), and a record at one server meets one
+/// or two classes, not the whole product.
+fn explain_grouped(
+    model: &RebalanceModel,
+    frontier: &[SystemState],
+    record: &Record,
+    set: ServerSet,
+    limits: Limits,
+    stats: &mut Stats,
+) -> Option<(Found, Miss)> {
+    let foot = Foot::Servers(set);
+    let mut classes: Vec<Vec<usize>> = Vec::new();
+    let mut by_key: HashMap<u64, usize> = HashMap::new();
+    for (m, s) in frontier.iter().enumerate() {
+        let c = *by_key.entry(foot_key(model, s, set)).or_insert_with(|| {
+            classes.push(Vec::new());
+            classes.len() - 1
+        });
+        classes[c].push(m);
+    }
+    let mut miss = Miss {
+        cut: false,
+        candidates: 0,
+        any_enabled: false,
+        closest: None,
+    };
+    let mut found = Found::new();
+    let mut best = None;
+    for members in &classes {
+        let first = &frontier[members[0]];
+        let c = closure(model, std::slice::from_ref(first), foot, limits, stats);
+        miss.cut |= c.cut;
+        let mut one = Found::new();
+        one.best = best;
+        one.match_closure(model, &c, record, foot, &[None], &mut miss, stats);
+        if one.uncovered {
+            return None;
+        }
+        // The class's other states were tried too, each standing in for its own closure.
+        miss.candidates += c.states.len() * (members.len() - 1);
+        best = one.best;
+        let origin = std::mem::take(&mut one.origin);
+        let kept = one.minimal(model);
+        let mut paths = Vec::with_capacity(kept.len());
+        for k in kept {
+            let (i, action) = *origin.get(&fingerprint(&k))?;
+            paths.push((c.path(i), action, c.level[i]));
+            found.keep(k, c.level[i], None);
+        }
+        for &m in &members[1..] {
+            for (path, action, level) in &paths {
+                let post = replay(model, &frontier[m], path, *action, record, foot)?;
+                stats.states += path.len() + 1;
+                found.keep(post, *level, None);
+            }
+        }
+    }
+    Some((found, miss))
+}
+
+/// `from` after the hidden steps of `path` and the record's step `action` (`None`: a tick's
+/// stutter), if each is enabled, the step explains the record, and its sends commute with the
+/// hidden steps outside `foot`.
+fn replay(
+    model: &RebalanceModel,
+    from: &SystemState,
+    path: &[Action],
+    action: Option<Action>,
+    record: &Record,
+    foot: Foot,
+) -> Option<SystemState> {
+    let mut s = from.clone();
+    for a in path {
+        s = model.step(&s, a)?.0;
+    }
+    let Some(a) = action else {
+        return Some(s);
+    };
+    let (post, out) = step(model, &s, &a, record)?;
+    explains(&a, &out, &post, record).ok()?;
+    sends_commute(foot, &s, &out.sent).then_some(post)
 }
 
 /// For a start record from `s`: each footprint to search with the inputs a crash may have cut
@@ -346,6 +493,9 @@ fn start_cuts_everywhere(model: &RebalanceModel, c: &Closure) -> Vec<Option<Acti
 struct Found {
     /// Each explaining state by fingerprint, with the lowest level it was found at.
     posts: HashMap<u64, (SystemState, usize)>,
+    /// How each explaining state was first found, where no input was cut short: the closure
+    /// state the record was tried from, and the record's step (`None`: a tick's stutter).
+    origin: HashMap<u64, (usize, Option<Action>)>,
     best: Option<usize>,
     /// A step was found whose sends do not commute with hidden steps outside the footprint.
     uncovered: bool,
@@ -355,6 +505,7 @@ impl Found {
     fn new() -> Found {
         Found {
             posts: HashMap::new(),
+            origin: HashMap::new(),
             best: None,
             uncovered: false,
         }
@@ -390,7 +541,7 @@ impl Found {
                 miss.candidates += 1;
                 for (action, stutter) in candidates(model, &pre, record) {
                     if stutter {
-                        self.keep(pre.clone(), c.level[i]);
+                        self.keep(pre.clone(), c.level[i], cut.is_none().then_some((i, None)));
                         continue;
                     }
                     let Some((post, out)) = step(model, &pre, &action, record) else {
@@ -399,7 +550,8 @@ impl Found {
                     miss.any_enabled = true;
                     match explains(&action, &out, &post, record) {
                         Ok(()) if sends_commute(foot, &pre, &out.sent) => {
-                            self.keep(post, c.level[i]);
+                            let origin = cut.is_none().then_some((i, Some(action)));
+                            self.keep(post, c.level[i], origin);
                         }
                         // The footprint was read from the log's effects and the states before,
                         // so this does not happen; if it did, deferral would not be shown, and
@@ -433,11 +585,13 @@ impl Found {
         }
     }
 
-    fn keep(&mut self, post: SystemState, level: usize) {
-        let entry = self
-            .posts
-            .entry(fingerprint(&post))
-            .or_insert((post, level));
+    fn keep(&mut self, post: SystemState, level: usize, origin: Option<(usize, Option<Action>)>) {
+        let fp = fingerprint(&post);
+        if let Some(o) = origin {
+            // The closure is breadth-first: the first origin is at the lowest level.
+            self.origin.entry(fp).or_insert(o);
+        }
+        let entry = self.posts.entry(fp).or_insert((post, level));
         entry.1 = entry.1.min(level);
     }
 

@@ -252,6 +252,10 @@ pub enum Search {
     /// Hidden steps only at the record's footprint, and only the minimal explaining states
     /// kept (`focused.rs`): complete within the bounds, as the full search is.
     Focused,
+    /// The focused search with every state of the set searched on its own, not once per class
+    /// of states that agree at the record's footprint (`focused.rs`, `explain_grouped`):
+    /// slower, and kept to test the classes against.
+    FocusedEach,
 }
 
 /// One search of the log; see [`validate`] and [`Search`].
@@ -489,7 +493,8 @@ fn explain(
     match how {
         Search::Lazy => explain_record(model, frontier, record, limits, true, stats),
         Search::Full => explain_record(model, frontier, record, limits, false, stats),
-        Search::Focused => focused::explain(model, frontier, record, limits, stats),
+        Search::Focused => focused::explain(model, frontier, record, limits, true, stats),
+        Search::FocusedEach => focused::explain(model, frontier, record, limits, false, stats),
     }
 }
 

@@ -18,6 +18,7 @@ mod fluss_report;
 mod fuzz_decoders;
 mod group_commit;
 mod import_cycles;
+mod killed_log;
 mod parallel_walk;
 mod process_kill;
 mod relay;

@@ -1,0 +1,169 @@
+//! Decisive rejection after real kills (issue 34, item 1; spec/log-format.md, "Hidden steps as
+//! late as possible"): a 16-bucket `cluster` run on a file store, with message loss and slow
+//! followers, killed by SIGKILL twice, so that its log holds three incarnations and the
+//! deposed ones' requests are in flight at every later record. Its log is valid, and each of
+//! its spoilings that comes after the second start is answered as `spoil` requires: rejected at
+//! the record changed, or decided no earlier than it where the model may explain it; never
+//! undecided. Before the focused search searched one state per class (6 December 2026), four
+//! of these were undecided and the others took 40 to 74 s each.
+
+use std::path::Path;
+use std::process::Command;
+
+use rebalance_conformance::validate::{self, spoil, Limits, Record, Search, Verdict};
+use rebalance_model::{BugSet, Config, RebalanceModel};
+
+use crate::common::cluster_binary;
+
+/// The run: seed 1, and the store operations after which the host kills itself, the points
+/// `scripts/validate-cluster-runs.sh --kills 2` draws for seed 1.
+const SEED: u64 = 1;
+const KILLS: [u64; 2] = [8, 22];
+
+fn run(store: &Path, log: &Path, kill_at: Option<u64>) -> bool {
+    let mut cmd = Command::new(cluster_binary());
+    cmd.args(["--buckets", "16", "--seed", &SEED.to_string()])
+        .args([
+            "--loss-per-million",
+            "50000",
+            "--slow-per-million",
+            "300000",
+        ])
+        .arg("--store")
+        .arg(format!("file:{}", store.display()))
+        .arg("--log")
+        .arg(log);
+    if let Some(n) = kill_at {
+        cmd.args(["--kill-at-store-op", &n.to_string()]);
+    }
+    let out = cmd.output().expect("cluster runs");
+    if out.status.success() {
+        return true;
+    }
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        out.status.signal(),
+        Some(9),
+        "cluster failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    false
+}
+
+/// The log of the run killed twice, its starts' lines, and the model its header describes.
+fn killed_log() -> (String, Vec<usize>, RebalanceModel) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = dir.path().join("store");
+    let log_path = dir.path().join("coordinator.log");
+    for n in KILLS {
+        assert!(
+            !run(&store, &log_path, Some(n)),
+            "the run ended before its kill at {n}"
+        );
+    }
+    assert!(run(&store, &log_path, None), "the last run finishes");
+    let text = std::fs::read_to_string(&log_path).expect("the log");
+    let log = validate::parse(&text).expect("a well-formed log");
+    let starts: Vec<usize> = log
+        .lines
+        .iter()
+        .filter(|l| matches!(l.record, Record::Start { .. }))
+        .map(|l| l.number)
+        .collect();
+    assert_eq!(starts.len(), 3, "three incarnations: {starts:?}");
+    let header = log
+        .model
+        .clone()
+        .expect("16 buckets: the header has the model");
+    let config = Config::from_json_str(&header.to_string()).expect("a model configuration");
+    (text, starts, validate::model_for(config, BugSet::none()))
+}
+
+/// The classes of the focused search (one state searched per class, its steps replayed from
+/// the others) against every state searched on its own: the same verdict and the same largest
+/// set, over the log up to 30 records after the last start (the whole log would take the
+/// search of each state some minutes), and over that prefix with one effect left out near its
+/// end.
+#[test]
+fn the_focused_search_by_classes_finds_what_the_search_of_each_state_finds() {
+    let (text, starts, model) = killed_log();
+    let prefix: String = text
+        .lines()
+        .take(starts[2] + 30)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let spoiled = spoil::spoilings(&prefix, &[spoil::Kind::EffectDropped], 0, 16)
+        .expect("spoilings")
+        .into_iter()
+        .rev()
+        .find(|s| s.line > starts[2])
+        .expect("an effect after the last start");
+    let mut sets = Vec::new();
+    for (name, text) in [
+        ("the prefix", &prefix),
+        ("the spoiled prefix", &spoiled.text),
+    ] {
+        let log = validate::parse(text).expect("a well-formed log");
+        let (by_class, a) = validate::search(&model, &log, Limits::default(), Search::Focused);
+        let (each, b) = validate::search(&model, &log, Limits::default(), Search::FocusedEach);
+        let (by_class, each) = (decided(&by_class), decided(&each));
+        eprintln!(
+            "{name}: {by_class} / {each}, at most {} / {} states",
+            a.max_frontier, b.max_frontier
+        );
+        assert_eq!(by_class, each, "{name}");
+        assert_eq!(a.max_frontier, b.max_frontier, "{name}");
+        sets.push(a.max_frontier);
+    }
+    // The prefix holds the product this is about, not a single state.
+    assert!(
+        sets[0] >= 8,
+        "at most {} states explained a prefix",
+        sets[0]
+    );
+}
+
+/// A verdict's kind and line.
+fn decided(v: &Verdict) -> String {
+    match v {
+        Verdict::Valid => "valid".into(),
+        Verdict::Unexplained(u) => format!("rejected at line {}", u.line),
+        Verdict::Undecided { line, .. } => format!("undecided at line {line}"),
+    }
+}
+
+#[test]
+fn every_spoiling_after_the_second_kill_of_a_16_bucket_log_is_decided() {
+    let (text, starts, model) = killed_log();
+    let log = validate::parse(&text).expect("a well-formed log");
+    assert!(matches!(
+        validate::validate(&model, &log, Limits::default()).0,
+        Verdict::Valid
+    ));
+
+    let all = spoil::spoilings(&text, &spoil::Kind::ALL, 2, 16).expect("spoilings");
+    let late: Vec<_> = all.iter().filter(|s| s.line > starts[2]).collect();
+    assert!(
+        late.len() >= 8,
+        "{} spoilings after the last start",
+        late.len()
+    );
+    let mut wrong = Vec::new();
+    for s in &late {
+        let a = spoil::answer(&model, s, Limits::default()).expect("a spoiled log parses");
+        eprintln!("{} at line {}: {a:?}", s.kind.name(), s.line);
+        if !s.expect.met_by(a) {
+            wrong.push(format!(
+                "{} at line {}: {a:?}, required {:?}",
+                s.kind.name(),
+                s.line,
+                s.expect
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "not answered as required:\n{}",
+        wrong.join("\n")
+    );
+}
