@@ -122,15 +122,10 @@ fn the_progress_goal_is_decided_by_the_progress_check_only() {
     assert_eq!(verdict_of(c, "LIVE-PROGRESS"), Verdict::Holds);
 }
 
-/// The leader-only clause needs a server crash: without one, every candidate is live, an
-/// admitted leader-only bucket is elected at once, and a bucket at its origin after the
-/// recovery was never admitted. Two leader-only buckets, two slots, a tracked cap of one and a
-/// coordinator crash, no server crash: max(M, k) + 1 = 3 buckets are needed, so 2 have no
-/// example, and the guard says n/a. (Shard 5/8's survivor `&&` -> `||` at that clause asked
-/// for M + 1 = 2 and so called the goal applicable here.)
-#[test]
-fn without_a_server_crash_leader_only_buckets_need_max_m_k_plus_one() {
-    let c = Config::from_json_str(
+/// Two leader-only buckets (`[0, 1]` to `[1, 0]`), two slots, a tracked cap of one, a coordinator
+/// crash, and `server_crashes` server crashes.
+fn two_leader_only_buckets_two_slots(server_crashes: u8) -> Config {
+    let mut c = Config::from_json_str(
         r#"{"servers": 2, "replication_factor": 2,
             "buckets": [{"assignment": [0, 1], "leader": 0}, {"assignment": [0, 1], "leader": 0}],
             "plan": [{"bucket": 0, "target": [1, 0]}, {"bucket": 1, "target": [1, 0]}],
@@ -141,6 +136,19 @@ fn without_a_server_crash_leader_only_buckets_need_max_m_k_plus_one() {
             "collect_dead_messages": true}"#,
     )
     .unwrap();
+    c.budgets.server_crash = server_crashes;
+    c
+}
+
+/// The leader-only clause needs a server crash: without one, every candidate is live, an
+/// admitted leader-only bucket is elected at once, and a bucket at its origin after the
+/// recovery was never admitted. Two leader-only buckets, two slots, a tracked cap of one and a
+/// coordinator crash, no server crash: max(M, k) + 1 = 3 buckets are needed, so 2 have no
+/// example, and the guard says n/a. (Shard 5/8's survivor `&&` -> `||` at that clause asked
+/// for M + 1 = 2 and so called the goal applicable here.)
+#[test]
+fn without_a_server_crash_leader_only_buckets_need_max_m_k_plus_one() {
+    let c = two_leader_only_buckets_two_slots(0);
     assert!(
         rebalance_model::properties::not_applicable("SOME-ADMISSION-CAPPED", &c).is_some(),
         "the guard calls SOME-ADMISSION-CAPPED applicable with 2 leader-only buckets, 2 slots, \
@@ -148,7 +156,10 @@ fn without_a_server_crash_leader_only_buckets_need_max_m_k_plus_one() {
     );
     let (model, _) = reduced(c, BugSet::none());
     let found = first_discoveries(&model, &["SOME-ADMISSION-CAPPED"]);
-    assert!(found.is_empty(), "an example the guard says cannot be: {found:?}");
+    assert!(
+        found.is_empty(),
+        "an example the guard says cannot be: {found:?}"
+    );
 }
 
 /// The guard's other way to leave an admitted bucket at its origin: a leader-only bucket whose
@@ -157,17 +168,7 @@ fn without_a_server_crash_leader_only_buckets_need_max_m_k_plus_one() {
 /// steps), where without that clause the guard would ask for max(M, k) + 1 = 3.
 #[test]
 fn capped_admission_with_a_recovery_and_a_leader_only_wait_needs_only_m_plus_one_buckets() {
-    let c = Config::from_json_str(
-        r#"{"servers": 2, "replication_factor": 2,
-            "buckets": [{"assignment": [0, 1], "leader": 0}, {"assignment": [0, 1], "leader": 0}],
-            "plan": [{"bucket": 0, "target": [1, 0]}, {"bucket": 1, "target": [1, 0]}],
-            "task_timeout_ticks": 1, "max_reconcile_backoff_ticks": 1,
-            "target_unavailable_timeout_ticks": 1, "no_progress_timeout_ticks": 2,
-            "max_tracked_timed_out": 1, "max_inflight": 2,
-            "budgets": {"register": 1, "server_crash": 1, "coordinator_crash": 1},
-            "collect_dead_messages": true}"#,
-    )
-    .unwrap();
+    let c = two_leader_only_buckets_two_slots(1);
     assert_eq!(
         rebalance_model::properties::not_applicable("SOME-ADMISSION-CAPPED", &c),
         None
