@@ -298,6 +298,7 @@ pub(super) fn explain(
                 if one.posts.is_empty() {
                     return Err(one_miss);
                 }
+                stats.cut_now |= one_miss.cut;
                 return Ok(one.minimal(model, foot));
             }
         }
@@ -316,6 +317,7 @@ pub(super) fn explain(
     if found.posts.is_empty() {
         return Err(miss);
     }
+    stats.cut_now |= miss.cut;
     Ok(found.minimal(model, links_at))
 }
 

@@ -101,6 +101,11 @@ pub struct Stats {
     pub max_frontier: usize,
     /// The lazy search missed at this line, and the full search ran.
     pub lazy_miss: Option<usize>,
+    /// The first line whose search reached a bound and still found explanations: the set after
+    /// it may lack states beyond the bound, so no later record is rejected, only undecided.
+    pub cut_at: Option<usize>,
+    /// Set by a record's search that reached a bound and found explanations.
+    cut_now: bool,
 }
 
 /// A state's fingerprint without the last-step ghost: every step clears that ghost before it
@@ -280,7 +285,12 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, how: Search) ->
             coordinator_epoch, ..
         } if *coordinator_epoch > u64::from(init.coordinator.ce) => {
             match explain(model, &frontier, &first.record, limits, how, &mut stats) {
-                Ok(next) => frontier = next,
+                Ok(next) => {
+                    frontier = next;
+                    if std::mem::take(&mut stats.cut_now) {
+                        stats.cut_at = Some(first.number);
+                    }
+                }
                 Err(miss) => {
                     return (
                         Verdict::Unexplained(Unexplained {
@@ -383,6 +393,20 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, how: Search) ->
             let idle = frontier
                 .iter()
                 .any(|s| s.coordinator.events.is_empty() && model.step(s, &Action::TICK).is_none());
+            if !idle && stats.cut_at.is_some() {
+                return (
+                    Verdict::Undecided {
+                        line: line.number,
+                        why: format!(
+                            "no state of the set has its coordinator idle, but the search at \
+                             line {} reached --max-hidden or --max-states while it found \
+                             explanations, so the set may lack states that would",
+                            stats.cut_at.unwrap_or_default()
+                        ),
+                    },
+                    stats,
+                );
+            }
             if !idle {
                 return (
                     Verdict::Unexplained(Unexplained {
@@ -401,7 +425,26 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, how: Search) ->
             continue;
         }
         match explain(model, &frontier, &line.record, limits, how, &mut stats) {
-            Ok(next) => frontier = next,
+            Ok(next) => {
+                frontier = next;
+                if std::mem::take(&mut stats.cut_now) && stats.cut_at.is_none() {
+                    stats.cut_at = Some(line.number);
+                }
+            }
+            Err(miss) if !miss.cut && stats.cut_at.is_some() => {
+                let at = stats.cut_at.unwrap_or_default();
+                return (
+                    Verdict::Undecided {
+                        line: line.number,
+                        why: format!(
+                            "no state of the set explains it, but the search at line {at} \
+                             reached --max-hidden or --max-states while it found explanations, \
+                             so the set may lack states that would"
+                        ),
+                    },
+                    stats,
+                );
+            }
             Err(miss) if miss.cut => {
                 return (
                     Verdict::Undecided {
@@ -592,6 +635,7 @@ fn explain_record(
     if matched.is_empty() {
         return Err(miss);
     }
+    stats.cut_now |= miss.cut;
     let mut out: Vec<SystemState> = matched.into_values().collect();
     // The same states in the same order on every run (a HashMap's order is not).
     out.sort_by_key(fingerprint);
