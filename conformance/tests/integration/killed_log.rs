@@ -167,3 +167,38 @@ fn every_spoiling_after_the_second_kill_of_a_16_bucket_log_is_decided() {
         wrong.join("\n")
     );
 }
+
+/// A search cut by a bound while it found explanations leaves a set that may lack states, so a
+/// later miss is undecided, never a rejection: at `--max-hidden` 2 the search at an early record
+/// of the killed log is cut so, and no effect left out after the last start (each rejected at
+/// the default bounds) may then be rejected; some must name the cut as the reason.
+#[test]
+fn after_a_search_cut_while_it_found_explanations_a_miss_is_undecided() {
+    let (text, starts, model) = killed_log();
+    let tight = Limits {
+        max_hidden: 2,
+        ..Limits::default()
+    };
+    let mut named = 0;
+    for s in spoil::spoilings(&text, &[spoil::Kind::EffectDropped], 0, 16).expect("spoilings") {
+        if s.line <= starts[2] {
+            continue;
+        }
+        let log = validate::parse(&s.text).expect("a well-formed log");
+        let (verdict, stats) = validate::validate(&model, &log, tight);
+        match verdict {
+            Verdict::Unexplained(u) => panic!(
+                "rejected at line {} although the search at line {:?} was cut",
+                u.line, stats.cut_at
+            ),
+            Verdict::Undecided { why, .. } if why.contains("while it found explanations") => {
+                named += 1
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        named > 0,
+        "no miss after a cut while explanations were found"
+    );
+}
