@@ -33,6 +33,7 @@ use std::hash::{Hash, Hasher};
 use rebalance_manager as mgr;
 use rebalance_model::{Action, Message, RebalanceModel, ServerId, ServerSet, SystemState};
 
+use super::product::{self, part_of, with_part, Part, Product};
 use super::{
     candidates, explains, fingerprint, hidden, step, successors_where, Buffered, Limits, Miss,
     Record, Stats,
@@ -440,6 +441,192 @@ fn explain_grouped(
     Some((found, miss))
 }
 
+/// The record explained from a set kept as a product ([`Product`]): searched once per
+/// combination of the parts at the footprint's servers, the other servers taking their first
+/// parts, as [`explain_grouped`] searches one state per class. What the search found is then
+/// replayed with each other part of each server outside the footprint, one server at a time,
+/// and must leave that server's part as the first part's replay leaves it but for the
+/// messages the record's step sends there, and everything else as it was; the answer is again
+/// a product: the explaining states found, which must agree outside the footprint and form a
+/// product of their parts there, times each outside server's parts after the record. `None`
+/// when any of that does not hold (a replay not enabled or not explaining the record, a step
+/// whose sends do not commute, explaining states that are not a product), and the record goes
+/// to the search of the set kept whole, which is always right.
+///
+/// Replaying one server's parts at a time, not every combination, rests on the premise of the
+/// classes: a hidden step at the footprint and the record's step read nothing outside it, so
+/// they cannot read two outside servers together; a step that read one would show it in that
+/// server's replays.
+pub(super) fn explain_product(
+    model: &RebalanceModel,
+    p: &Product,
+    record: &Record,
+    limits: Limits,
+    stats: &mut Stats,
+) -> Option<Result<Product, Miss>> {
+    if matches!(record, Record::Start { .. }) || p.len() > limits.max_states {
+        return None;
+    }
+    let Foot::Servers(set) = record_foot_of(model, p, record) else {
+        return None;
+    };
+    let foot = Foot::Servers(set);
+    let servers = p.servers();
+    let inside: Vec<usize> = (0..servers)
+        .filter(|&x| set.contains(x as ServerId))
+        .collect();
+    let outside: Vec<usize> = (0..servers)
+        .filter(|&x| !set.contains(x as ServerId))
+        .collect();
+    let others: usize = outside.iter().fold(1usize, |n, &x| {
+        n.saturating_mul(p.parts(x as ServerId).len())
+    });
+    let mut miss = Miss {
+        cut: false,
+        candidates: 0,
+        any_enabled: false,
+        closest: None,
+    };
+    let mut best = None;
+    // The explaining states found (their outside parts the first parts' after the record),
+    // and each outside server's parts after the record, by the index of the part before it.
+    let mut found = Found::new();
+    let mut after: Vec<Vec<Option<Part>>> = (0..servers)
+        .map(|x| vec![None; p.parts(x as ServerId).len()])
+        .collect();
+    let mut choice = vec![0; servers];
+    loop {
+        let rep = p.state(&choice);
+        let c = closure(model, std::slice::from_ref(&rep), foot, limits, stats);
+        miss.cut |= c.cut;
+        let mut one = Found::new();
+        one.best = best;
+        one.match_closure(model, &c, record, foot, &[None], &mut miss, stats);
+        if one.uncovered {
+            return None;
+        }
+        miss.candidates += c.states.len() * (others - 1);
+        best = one.best;
+        let origin = std::mem::take(&mut one.origin);
+        for k in one.minimal(model, foot) {
+            let (i, action) = *origin.get(&fingerprint(&k))?;
+            let path = c.path(i);
+            for &x in &outside {
+                let y = x as ServerId;
+                let parts = p.parts(y);
+                let rest = common_but(&k, y);
+                for (j, part) in parts.iter().enumerate() {
+                    let post = if j == choice[x] {
+                        k.clone()
+                    } else {
+                        let from = with_part(&rep, y, part);
+                        let post = replay(model, &from, &path, action, record, foot)?;
+                        stats.states += path.len() + 1;
+                        if common_but(&post, y) != rest {
+                            return None;
+                        }
+                        post
+                    };
+                    let now = part_of(&post, y);
+                    if !now.same_server(part) {
+                        return None;
+                    }
+                    match &after[x][j] {
+                        Some(seen) if *seen != now => return None,
+                        Some(_) => {}
+                        None => after[x][j] = Some(now),
+                    }
+                }
+            }
+            found.keep(k, c.level[i], None);
+        }
+        // Only the footprint's servers change combination; the others keep their first parts.
+        let mut more = false;
+        for &x in inside.iter().rev() {
+            choice[x] += 1;
+            if choice[x] < p.parts(x as ServerId).len() {
+                more = true;
+                break;
+            }
+            choice[x] = 0;
+        }
+        if !more {
+            break;
+        }
+    }
+    if found.posts.is_empty() {
+        return Some(Err(miss));
+    }
+    stats.cut_now |= miss.cut;
+    // The explaining states: one common part, and a product of their parts at the footprint.
+    let posts: Vec<SystemState> = {
+        let mut v: Vec<(u64, SystemState)> = found
+            .posts
+            .into_iter()
+            .map(|(fp, (s, _))| (fp, s))
+            .collect();
+        v.sort_by_key(|(fp, _)| *fp);
+        v.into_iter().map(|(_, s)| s).collect()
+    };
+    let common = product::common_of(&posts[0]);
+    let mut parts: Vec<Vec<Part>> = vec![Vec::new(); servers];
+    for s in &posts {
+        if product::common_of(s) != common {
+            return None;
+        }
+        for &x in &inside {
+            let part = part_of(s, x as ServerId);
+            if !parts[x].contains(&part) {
+                parts[x].push(part);
+            }
+        }
+        for &x in &outside {
+            if part_of(s, x as ServerId) != *after[x][0].as_ref()? {
+                return None;
+            }
+        }
+    }
+    let inside_size = inside
+        .iter()
+        .try_fold(1usize, |n, &x| n.checked_mul(parts[x].len()))?;
+    if inside_size != posts.len() {
+        return None;
+    }
+    for &x in &outside {
+        parts[x] = std::mem::take(&mut after[x])
+            .into_iter()
+            .collect::<Option<Vec<_>>>()?;
+    }
+    Some(Ok(Product::new(common, parts).undominated(dominates)))
+}
+
+/// `s` without its part at server `y`.
+fn common_but(s: &SystemState, y: ServerId) -> SystemState {
+    let mut t = s.clone();
+    let b = t.views.len() / t.servers.len().max(1);
+    let from = usize::from(y) * b;
+    t.servers[usize::from(y)] = Default::default();
+    t.views[from..from + b].fill(None);
+    t.network.retain(|m| message_server(m) != y);
+    t
+}
+
+/// The footprint of `record` from a product: the same as from its states, since whether a
+/// request may be in flight is asked of some state, and a server's parts are all in some state.
+fn record_foot_of(model: &RebalanceModel, p: &Product, record: &Record) -> Foot {
+    let servers = p.servers();
+    let mut states = Vec::new();
+    // One state per part of each server (the others at their first parts) covers every part.
+    for x in 0..servers {
+        for j in 0..p.parts(x as ServerId).len() {
+            let mut choice = vec![0; servers];
+            choice[x] = j;
+            states.push(p.state(&choice));
+        }
+    }
+    record_foot(model, &states, record)
+}
+
 /// `from` after the hidden steps of `path` and the record's step `action` (`None`: a tick's
 /// stutter), if each is enabled, the step explains the record, and its sends commute with the
 /// hidden steps outside `foot`.
@@ -793,7 +980,7 @@ fn components(links: &[Vec<usize>]) -> Vec<usize> {
 /// added in `a` or absorbed by an equal copy, so the networks stay one within the other and
 /// every step makes the same effects and store operations. So `b` explains nothing that `a`
 /// does not. Not with a deposed coordinator, whose steps take any response of its epoch.
-fn dominates(a: &SystemState, b: &SystemState) -> bool {
+pub(super) fn dominates(a: &SystemState, b: &SystemState) -> bool {
     let SystemState {
         store,
         coordinator,
@@ -846,7 +1033,7 @@ fn network_free_key(s: &SystemState) -> u64 {
 /// compared whole, and each state only with the maximal ones: in a set that is a product of message fates at many servers one group of
 /// equal network-free keys held thousands of states, and comparing every pair whole took 36 s
 /// of one record (the log killed twice at seed 2).
-fn undominated(set: Vec<SystemState>) -> Vec<SystemState> {
+pub(super) fn undominated(set: Vec<SystemState>) -> Vec<SystemState> {
     let mut groups: HashMap<u64, Vec<usize>> = HashMap::new();
     for (i, s) in set.iter().enumerate() {
         groups.entry(network_free_key(s)).or_default().push(i);

@@ -16,6 +16,7 @@
 mod focused;
 pub mod log;
 pub mod model_log;
+mod product;
 pub mod record;
 pub mod spoil;
 
@@ -104,6 +105,10 @@ pub struct Stats {
     /// The first line whose search reached a bound and still found explanations: the set after
     /// it may lack states beyond the bound, so no later record is rejected, only undecided.
     pub cut_at: Option<usize>,
+    /// With [`search_digested`], a digest of the set of explaining states after every record.
+    pub sets: Option<u64>,
+    /// Records explained from a set kept as a product (`product.rs`), by the focused search.
+    pub by_product: usize,
     /// Set by a record's search that reached a bound and found explanations.
     cut_now: bool,
 }
@@ -265,7 +270,23 @@ pub enum Search {
 
 /// One search of the log; see [`validate`] and [`Search`].
 pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, how: Search) -> (Verdict, Stats) {
-    let mut stats = Stats::default();
+    search_digested(model, log, limits, how, false)
+}
+
+/// [`search`], and with `digest` a digest of every set of explaining states, record by record
+/// ([`Stats::sets`]), to test the searches against each other: a set kept as a product is
+/// spelled out for it, which is what the product saves.
+pub fn search_digested(
+    model: &RebalanceModel,
+    log: &Log,
+    limits: Limits,
+    how: Search,
+    digest: bool,
+) -> (Verdict, Stats) {
+    let mut stats = Stats {
+        sets: digest.then_some(0),
+        ..Stats::default()
+    };
     let mut records = log.lines.iter().peekable();
     let init = model.init_state();
     // The first incarnation: the model's initial state is a coordinator that has started (R17),
@@ -276,7 +297,7 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, how: Search) ->
     stats.records += 1;
     let tick_ms = model.config.tick_ms();
     let mut clock = first.record.now_ms();
-    let mut frontier = vec![init.clone()];
+    let mut frontier = Frontier::States(vec![init.clone()]);
     match &first.record {
         // Hosts that died before they wrote anything (the first one elected the model's
         // initial epoch, each one the next): the first record is then a later start, explained
@@ -380,7 +401,7 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, how: Search) ->
                          check interval ({tick_ms} ms) at each tick and stands still otherwise"
                     ),
                     candidates: frontier.len(),
-                    before: frontier.iter().take(16).cloned().collect(),
+                    before: frontier.first(16),
                     closest: None,
                 }),
                 stats,
@@ -391,6 +412,7 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, how: Search) ->
             // The host stopped idle: some state must have nothing left for the coordinator to
             // do (no queued event, no tick that would change anything).
             let idle = frontier
+                .states()
                 .iter()
                 .any(|s| s.coordinator.events.is_empty() && model.step(s, &Action::TICK).is_none());
             if !idle && stats.cut_at.is_some() {
@@ -416,7 +438,7 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, how: Search) ->
                                   event queued, or a tick that would act: a retry, a timeout)"
                             .into(),
                         candidates: frontier.len(),
-                        before: frontier.iter().take(16).cloned().collect(),
+                        before: frontier.first(16),
                         closest: None,
                     }),
                     stats,
@@ -470,7 +492,7 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, how: Search) ->
                         line: line.number,
                         summary,
                         candidates: miss.candidates,
-                        before: frontier.iter().take(16).cloned().collect(),
+                        before: frontier.first(16),
                         closest: miss.closest,
                     }),
                     stats,
@@ -478,6 +500,14 @@ pub fn search(model: &RebalanceModel, log: &Log, limits: Limits, how: Search) ->
             }
         }
         stats.max_frontier = stats.max_frontier.max(frontier.len());
+        if let Some(d) = stats.sets {
+            // Each set's states in any order (a sum of their fingerprints), the sets in order.
+            let set = frontier
+                .states()
+                .iter()
+                .fold(0u64, |n, s| n.wrapping_add(fingerprint(s)));
+            stats.sets = Some(d.rotate_left(7) ^ set);
+        }
     }
     (Verdict::Valid, stats)
 }
@@ -525,20 +555,60 @@ struct Miss {
     closest: Option<String>,
 }
 
+/// The states that explain the log up to a record: kept whole, or, by the focused search, as
+/// a product where they are one (`product.rs`).
+enum Frontier {
+    States(Vec<SystemState>),
+    Product(Box<product::Product>),
+}
+
+impl Frontier {
+    fn len(&self) -> usize {
+        match self {
+            Frontier::States(v) => v.len(),
+            Frontier::Product(p) => p.len(),
+        }
+    }
+
+    /// Every state, by fingerprint for a product.
+    fn states(&self) -> std::borrow::Cow<'_, [SystemState]> {
+        match self {
+            Frontier::States(v) => std::borrow::Cow::Borrowed(v),
+            Frontier::Product(p) => std::borrow::Cow::Owned(p.states()),
+        }
+    }
+
+    /// The first `n` states, for a report.
+    fn first(&self, n: usize) -> Vec<SystemState> {
+        self.states().iter().take(n).cloned().collect()
+    }
+}
+
 fn explain(
     model: &RebalanceModel,
-    frontier: &[SystemState],
+    frontier: &Frontier,
     record: &Record,
     limits: Limits,
     how: Search,
     stats: &mut Stats,
-) -> Result<Vec<SystemState>, Miss> {
-    match how {
-        Search::Lazy => explain_record(model, frontier, record, limits, true, stats),
-        Search::Full => explain_record(model, frontier, record, limits, false, stats),
-        Search::Focused => focused::explain(model, frontier, record, limits, true, stats),
-        Search::FocusedEach => focused::explain(model, frontier, record, limits, false, stats),
+) -> Result<Frontier, Miss> {
+    if let (Search::Focused, Frontier::Product(p)) = (how, frontier) {
+        if let Some(answer) = focused::explain_product(model, p, record, limits, stats) {
+            stats.by_product += 1;
+            return answer.map(|p| Frontier::Product(Box::new(p)));
+        }
     }
+    let states = frontier.states();
+    let next = match how {
+        Search::Lazy => explain_record(model, &states, record, limits, true, stats),
+        Search::Full => explain_record(model, &states, record, limits, false, stats),
+        Search::Focused => focused::explain(model, &states, record, limits, true, stats),
+        Search::FocusedEach => focused::explain(model, &states, record, limits, false, stats),
+    }?;
+    Ok(match (how, product::Product::factor(&next)) {
+        (Search::Focused, Some(p)) => Frontier::Product(Box::new(p)),
+        _ => Frontier::States(next),
+    })
 }
 
 /// The states that explain `record` from `frontier`: the hidden closure is searched level by

@@ -85,7 +85,7 @@ fn killed_log() -> (String, Vec<usize>, RebalanceModel) {
 /// search of each state some minutes), and over that prefix with one effect left out near its
 /// end.
 #[test]
-fn the_focused_search_by_classes_finds_what_the_search_of_each_state_finds() {
+fn the_focused_search_by_classes_and_products_finds_what_the_search_of_each_state_finds() {
     let (text, starts, model) = killed_log();
     let prefix: String = text
         .lines()
@@ -104,8 +104,10 @@ fn the_focused_search_by_classes_finds_what_the_search_of_each_state_finds() {
         ("the spoiled prefix", &spoiled.text),
     ] {
         let log = validate::parse(text).expect("a well-formed log");
-        let (by_class, a) = validate::search(&model, &log, Limits::default(), Search::Focused);
-        let (each, b) = validate::search(&model, &log, Limits::default(), Search::FocusedEach);
+        let (by_class, a) =
+            validate::search_digested(&model, &log, Limits::default(), Search::Focused, true);
+        let (each, b) =
+            validate::search_digested(&model, &log, Limits::default(), Search::FocusedEach, true);
         let (by_class, each) = (decided(&by_class), decided(&each));
         eprintln!(
             "{name}: {by_class} / {each}, at most {} / {} states",
@@ -113,6 +115,17 @@ fn the_focused_search_by_classes_finds_what_the_search_of_each_state_finds() {
         );
         assert_eq!(by_class, each, "{name}");
         assert_eq!(a.max_frontier, b.max_frontier, "{name}");
+        // The same states after every record, not only as many.
+        assert_eq!(
+            a.sets, b.sets,
+            "{name}: the sets of explaining states differ"
+        );
+        // The first is searched as a product of the servers' parts (`product.rs`), the
+        // second state by state.
+        assert!(
+            a.by_product > 0 && b.by_product == 0,
+            "{name}: {a:?} / {b:?}"
+        );
         sets.push(a.max_frontier);
     }
     // The prefix holds the product this is about, not a single state.
