@@ -36,7 +36,8 @@ pub enum Kind {
     /// A tick one millisecond off the check interval.
     ClockOffTick,
     /// A restart's read showing a bucket as the first incarnation found it, the run's writes
-    /// to it lost.
+    /// to it lost. Required rejected at the read only where an earlier read showed the write
+    /// (`lost_write_unacknowledged`).
     ReadWriteLost,
 }
 
@@ -192,7 +193,7 @@ pub fn spoilings(
         for i in spread(&sites, per_kind) {
             let mut spoiled = lines.clone();
             let line = spoil(&mut spoiled, i, kind, buckets, &lines);
-            let expect = if kind.must_reject() {
+            let expect = if kind.must_reject() && !lost_write_unacknowledged(&lines, i, kind) {
                 Expect::RejectedAt(line)
             } else {
                 Expect::DecidedFrom(line)
@@ -240,6 +241,35 @@ fn sites(lines: &[Value], kind: Kind) -> Vec<usize> {
             }
         })
         .collect()
+}
+
+/// Whether the write a `ReadWriteLost` spoiling of line `i` takes out was acknowledged by no
+/// record: the bucket changed since the previous start's read, and that incarnation logged no
+/// input but its recover (whose one operation reads the task), so the write was made by the
+/// input the kill cut short, whose store operations the model may stop before that write
+/// (spec/log-format.md, "Crashes"). The model may then explain the read, and the lie shows at
+/// a later record if at all. Found on the log killed at store operations 7 and 13 (seed 2):
+/// the second start's read lost the admission's union, written by the Register that the
+/// first kill cut short, and was rejected at the next record. Where a logged input may have
+/// written it, the read must be rejected (an input cut short after it would have to write the
+/// bucket back to its first value, which no rule does in one input).
+fn lost_write_unacknowledged(lines: &[Value], i: usize, kind: Kind) -> bool {
+    if kind != Kind::ReadWriteLost {
+        return false;
+    }
+    let Some(first) = lines.iter().position(|v| v["type"] == "start") else {
+        return false;
+    };
+    let Some(k) = lost_bucket(&lines[first], &lines[i]) else {
+        return false;
+    };
+    let Some(previous) = (0..i).rev().find(|&j| lines[j]["type"] == "start") else {
+        return false;
+    };
+    let only_recover = lines[previous + 1..i]
+        .iter()
+        .all(|v| v["input"]["type"] == "event" && v["input"]["event"]["type"] == "recover");
+    only_recover && lines[previous]["read"]["buckets"][k] != lines[i]["read"]["buckets"][k]
 }
 
 /// An effect whose bucket can be changed: a request, or an event keyed by a bucket.
@@ -316,6 +346,23 @@ fn spoil(lines: &mut Vec<Value>, i: usize, kind: Kind, buckets: u64, orig: &[Val
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lost_write_only_an_input_cut_short_made_need_not_be_rejected_at_its_read() {
+        let start = |b: u64| serde_json::json!({"type": "start", "read": {"buckets": [b, 0]}});
+        let recover = serde_json::json!({"type": "input", "input": {"type": "event", "event": {"type": "recover"}}});
+        let tick = serde_json::json!({"type": "input", "input": {"type": "tick"}});
+        // The first incarnation logged only its recover: the change to bucket 0 is unlogged.
+        let cut = vec![start(1), recover.clone(), start(2)];
+        assert!(lost_write_unacknowledged(&cut, 2, Kind::ReadWriteLost));
+        assert!(!lost_write_unacknowledged(&cut, 2, Kind::EffectDropped));
+        // It logged another input, which may have made the write.
+        let logged = vec![start(1), recover.clone(), tick, start(2)];
+        assert!(!lost_write_unacknowledged(&logged, 3, Kind::ReadWriteLost));
+        // The previous read already showed it.
+        let shown = vec![start(1), recover.clone(), start(2), recover, start(2)];
+        assert!(!lost_write_unacknowledged(&shown, 4, Kind::ReadWriteLost));
+    }
 
     #[test]
     fn spread_takes_both_ends_and_every_item_when_asked() {
