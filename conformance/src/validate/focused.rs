@@ -464,12 +464,22 @@ pub(super) fn explain_product(
     limits: Limits,
     stats: &mut Stats,
 ) -> Option<Result<Product, Miss>> {
-    if matches!(record, Record::Start { .. }) || p.len() > limits.max_states {
+    if matches!(record, Record::Start { .. }) {
         return None;
     }
     let Foot::Servers(set) = record_foot_of(model, p, record) else {
         return None;
     };
+    // The combinations searched, each with its own closure within `--max-states`: more of them
+    // than that, and the set is searched as before, which reports the bound.
+    let combinations = (0..p.servers())
+        .filter(|&x| set.contains(x as ServerId))
+        .fold(1usize, |n, x| {
+            n.saturating_mul(p.parts(x as ServerId).len())
+        });
+    if combinations > limits.max_states {
+        return None;
+    }
     let foot = Foot::Servers(set);
     let servers = p.servers();
     let inside: Vec<usize> = (0..servers)
@@ -600,6 +610,176 @@ pub(super) fn explain_product(
     Some(Ok(Product::new(common, parts).undominated(dominates)))
 }
 
+/// A start explained from a set kept as a product: as [`explain_product`] explains a record,
+/// for each footprint a start is searched with (the footprints and the inputs the crash may
+/// have cut short, found from one state per part of each server: the inputs enabled at a
+/// server's hidden steps depend only on the shared part and that server's), once per
+/// combination of the parts at the footprint; what is found is replayed with each other part
+/// of each other server (hidden steps, the input cut short, the crash), one server at a time,
+/// with the checks of `explain_product`. The states found differ in their shared part (the
+/// input cut short wrote the store), so the answer is spelled out: each found state with every
+/// combination of the other servers' parts after it, reduced by subsumption over every
+/// hidden step as the search of each state reduces it. `None` where a check fails, and the
+/// start goes to the search of each state.
+pub(super) fn explain_product_start(
+    model: &RebalanceModel,
+    p: &Product,
+    record: &Record,
+    limits: Limits,
+    stats: &mut Stats,
+) -> Option<Result<Vec<SystemState>, Miss>> {
+    if model.config.budgets.zombie_steps > 0 {
+        return None;
+    }
+    let servers = p.servers();
+    // The footprints and their inputs cut short, from one state per part of each server.
+    let mut tries: Vec<(Foot, Vec<Option<Action>>)> = Vec::new();
+    for s in p.one_per_part() {
+        for (foot, cuts) in start_tries(model, &s, limits, stats) {
+            let at = match tries.iter().position(|(f, _)| *f == foot) {
+                Some(at) => at,
+                None => {
+                    tries.push((foot, Vec::new()));
+                    tries.len() - 1
+                }
+            };
+            for cut in cuts {
+                if !tries[at].1.contains(&cut) {
+                    tries[at].1.push(cut);
+                }
+            }
+        }
+    }
+    let mut miss = Miss {
+        cut: false,
+        candidates: 0,
+        any_enabled: false,
+        closest: None,
+    };
+    let mut best = None;
+    let mut found = Found::new();
+    for (foot, cuts) in &tries {
+        let Foot::Servers(set) = *foot else {
+            return None;
+        };
+        let outside: Vec<usize> = (0..servers)
+            .filter(|&x| !set.contains(x as ServerId))
+            .collect();
+        let others: usize = outside.iter().fold(1usize, |n, &x| {
+            n.saturating_mul(p.parts(x as ServerId).len())
+        });
+        let mut choice = vec![0; servers];
+        loop {
+            let rep = p.state(&choice);
+            let c = closure(model, std::slice::from_ref(&rep), *foot, limits, stats);
+            miss.cut |= c.cut;
+            let mut one = Found::new();
+            one.best = best;
+            one.match_closure(model, &c, record, *foot, cuts, &mut miss, stats);
+            if one.uncovered {
+                return None;
+            }
+            miss.candidates += c.states.len() * cuts.len() * (others - 1);
+            best = one.best;
+            for (fp, (k, level)) in std::mem::take(&mut one.posts) {
+                let (i, cut, action) = match (one.origin.get(&fp), one.cut_origin.get(&fp)) {
+                    (Some(&(i, Some(a))), _) => (i, None, a),
+                    (_, Some(&(i, cut, a))) => (i, Some(cut), a),
+                    _ => return None,
+                };
+                let path = c.path(i);
+                // Each other server's parts after the start, by the index of the part before.
+                let mut after: Vec<Vec<Part>> = vec![Vec::new(); servers];
+                for &x in &outside {
+                    let y = x as ServerId;
+                    let rest = common_but(&k, y);
+                    for (j, part) in p.parts(y).iter().enumerate() {
+                        let post = if j == choice[x] {
+                            k.clone()
+                        } else {
+                            let from = with_part(&rep, y, part);
+                            let post = replay_cut(model, &from, &path, cut, action, record, *foot)?;
+                            stats.states += path.len() + 2;
+                            if common_but(&post, y) != rest {
+                                return None;
+                            }
+                            post
+                        };
+                        let now = part_of(&post, y);
+                        if !now.same_server(part) {
+                            return None;
+                        }
+                        after[x].push(now);
+                    }
+                }
+                // `k` with every combination of the other servers' parts after the start.
+                let mut pick = vec![0; servers];
+                loop {
+                    let mut t = k.clone();
+                    for &x in &outside {
+                        t = with_part(&t, x as ServerId, &after[x][pick[x]]);
+                    }
+                    found.keep(t, level, None);
+                    let mut more = false;
+                    for &x in outside.iter().rev() {
+                        pick[x] += 1;
+                        if pick[x] < after[x].len() {
+                            more = true;
+                            break;
+                        }
+                        pick[x] = 0;
+                    }
+                    if !more {
+                        break;
+                    }
+                }
+            }
+            let mut more = false;
+            for x in (0..servers).rev().filter(|&x| set.contains(x as ServerId)) {
+                choice[x] += 1;
+                if choice[x] < p.parts(x as ServerId).len() {
+                    more = true;
+                    break;
+                }
+                choice[x] = 0;
+            }
+            if !more {
+                break;
+            }
+        }
+    }
+    if found.posts.is_empty() {
+        return Some(Err(miss));
+    }
+    stats.cut_now |= miss.cut;
+    Some(Ok(found.minimal(model, Foot::All)))
+}
+
+/// [`replay`], with the input a crash cut short (if any) taken between the hidden steps and the
+/// record's step, its sends commuting with the hidden steps outside `foot`.
+fn replay_cut(
+    model: &RebalanceModel,
+    from: &SystemState,
+    path: &[Action],
+    cut: Option<Action>,
+    action: Action,
+    record: &Record,
+    foot: Foot,
+) -> Option<SystemState> {
+    let Some(a) = cut else {
+        return replay(model, from, path, Some(action), record, foot);
+    };
+    let mut s = from.clone();
+    for h in path {
+        s = model.step(&s, h)?.0;
+    }
+    let (n, out) = model.step(&s, &a)?;
+    if !sends_commute(foot, &s, &out.sent) {
+        return None;
+    }
+    replay(model, &n, &[], Some(action), record, foot)
+}
+
 /// `s` without its part at server `y`.
 fn common_but(s: &SystemState, y: ServerId) -> SystemState {
     let mut t = s.clone();
@@ -614,17 +794,7 @@ fn common_but(s: &SystemState, y: ServerId) -> SystemState {
 /// The footprint of `record` from a product: the same as from its states, since whether a
 /// request may be in flight is asked of some state, and a server's parts are all in some state.
 fn record_foot_of(model: &RebalanceModel, p: &Product, record: &Record) -> Foot {
-    let servers = p.servers();
-    let mut states = Vec::new();
-    // One state per part of each server (the others at their first parts) covers every part.
-    for x in 0..servers {
-        for j in 0..p.parts(x as ServerId).len() {
-            let mut choice = vec![0; servers];
-            choice[x] = j;
-            states.push(p.state(&choice));
-        }
-    }
-    record_foot(model, &states, record)
+    record_foot(model, &p.one_per_part(), record)
 }
 
 /// `from` after the hidden steps of `path` and the record's step `action` (`None`: a tick's
@@ -718,6 +888,9 @@ struct Found {
     /// How each explaining state was first found, where no input was cut short: the closure
     /// state the record was tried from, and the record's step (`None`: a tick's stutter).
     origin: HashMap<u64, (usize, Option<Action>)>,
+    /// How each explaining state was first found after an input cut short (a start): the
+    /// closure state, the input cut short, and the record's step.
+    cut_origin: HashMap<u64, (usize, Action, Action)>,
     best: Option<usize>,
     /// A step was found whose sends do not commute with hidden steps outside the footprint.
     uncovered: bool,
@@ -728,6 +901,7 @@ impl Found {
         Found {
             posts: HashMap::new(),
             origin: HashMap::new(),
+            cut_origin: HashMap::new(),
             best: None,
             uncovered: false,
         }
@@ -773,6 +947,11 @@ impl Found {
                     match explains(&action, &out, &post, record) {
                         Ok(()) if sends_commute(foot, &pre, &out.sent) => {
                             let origin = cut.is_none().then_some((i, Some(action)));
+                            if let Some(a) = cut {
+                                self.cut_origin
+                                    .entry(fingerprint(&post))
+                                    .or_insert((i, *a, action));
+                            }
                             self.keep(post, c.level[i], origin);
                         }
                         // The footprint was read from the log's effects and the states before,
