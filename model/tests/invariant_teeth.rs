@@ -201,6 +201,26 @@ fn a_pending_bucket_or_an_attempt_without_a_status_breaks_structure() {
 }
 
 #[test]
+fn a_final_rebalance_that_keeps_an_attempt_breaks_structure() {
+    // The clause `|| !attempts.is_empty()` alone (F18, whole-set shard 6/8: `||` -> `&&` with
+    // the pending clause before it survived). Only a final bucket status that wants an attempt
+    // makes it reachable: TIMEOUT_FINAL, the bug switch `timeout-completes`'s [pre] status.
+    let (m, s) = completed();
+    assert!(holds(&m, "INV-STRUCTURE", &s));
+    let running = find(&m, |t| !t.coordinator.attempts.is_empty());
+    let (_, mut a) = running.coordinator.attempts[0];
+    let b = s.coordinator.plan[0].bucket;
+    a.key.rid = s.coordinator.rid.expect("a rebalance");
+    a.key.bucket = b;
+    let mut kept = s.clone();
+    kept.coordinator.set_status(b, BucketStatus::TimeoutFinal);
+    kept.coordinator.insert_attempt(b, a);
+    assert!(kept.coordinator.pending.is_empty() && !kept.coordinator.any_in_progress());
+    assert!(kept.coordinator.overall_is_final() && !kept.coordinator.finalize_pending);
+    assert!(!holds(&m, "INV-STRUCTURE", &kept));
+}
+
+#[test]
 fn an_attempt_keyed_by_another_rebalance_or_bucket_breaks_one_attempt() {
     // Each clause of the key check alone (F18, shard 4/8: `rid != || bucket !=` -> `&&`).
     let (m, s) = pending_and_running("INV-ONE-ATTEMPT");
