@@ -33,7 +33,7 @@ use std::hash::{Hash, Hasher};
 use rebalance_manager as mgr;
 use rebalance_model::{Action, Message, RebalanceModel, ServerId, ServerSet, SystemState};
 
-use super::product::{self, part_of, with_part, Part, Product};
+use super::product::{self, next_choice_at, part_of, with_part, Part, Product};
 use super::{
     candidates, explains, fingerprint, hidden, step, successors_where, Buffered, Limits, Miss,
     Record, Stats,
@@ -267,12 +267,7 @@ pub(super) fn explain(
     stats: &mut Stats,
 ) -> Result<Vec<SystemState>, Miss> {
     let mut found = Found::new();
-    let mut miss = Miss {
-        cut: false,
-        candidates: 0,
-        any_enabled: false,
-        closest: None,
-    };
+    let mut miss = Miss::none();
     // The hidden steps that link explaining states in `Found::minimal`: those at the footprint
     // the record was searched with.
     let mut links_at = Foot::All;
@@ -399,12 +394,7 @@ fn explain_grouped(
         });
         classes[c].push(m);
     }
-    let mut miss = Miss {
-        cut: false,
-        candidates: 0,
-        any_enabled: false,
-        closest: None,
-    };
+    let mut miss = Miss::none();
     let mut found = Found::new();
     let mut best = None;
     for members in &classes {
@@ -470,33 +460,17 @@ pub(super) fn explain_product(
     let Foot::Servers(set) = record_foot_of(model, p, record) else {
         return None;
     };
-    // The combinations searched, each with its own closure within `--max-states`: more of them
-    // than that, and the set is searched as before, which reports the bound.
-    let combinations = (0..p.servers())
-        .filter(|&x| set.contains(x as ServerId))
-        .fold(1usize, |n, x| {
-            n.saturating_mul(p.parts(x as ServerId).len())
-        });
-    if combinations > limits.max_states {
-        return None;
-    }
     let foot = Foot::Servers(set);
     let servers = p.servers();
-    let inside: Vec<usize> = (0..servers)
-        .filter(|&x| set.contains(x as ServerId))
-        .collect();
-    let outside: Vec<usize> = (0..servers)
-        .filter(|&x| !set.contains(x as ServerId))
-        .collect();
-    let others: usize = outside.iter().fold(1usize, |n, &x| {
-        n.saturating_mul(p.parts(x as ServerId).len())
-    });
-    let mut miss = Miss {
-        cut: false,
-        candidates: 0,
-        any_enabled: false,
-        closest: None,
-    };
+    let (inside, outside): (Vec<usize>, Vec<usize>) =
+        (0..servers).partition(|&x| set.contains(x as ServerId));
+    // The combinations searched, each with its own closure within `--max-states`: more of them
+    // than that, and the set is searched as before, which reports the bound.
+    if p.combinations(&inside) > limits.max_states {
+        return None;
+    }
+    let others = p.combinations(&outside);
+    let mut miss = Miss::none();
     let mut best = None;
     // The explaining states found (their outside parts the first parts' after the record),
     // and each outside server's parts after the record, by the index of the part before it.
@@ -507,60 +481,48 @@ pub(super) fn explain_product(
     let mut choice = vec![0; servers];
     loop {
         let rep = p.state(&choice);
-        let c = closure(model, std::slice::from_ref(&rep), foot, limits, stats);
-        miss.cut |= c.cut;
-        let mut one = Found::new();
-        one.best = best;
-        one.match_closure(model, &c, record, foot, &[None], &mut miss, stats);
-        if one.uncovered {
-            return None;
-        }
+        let (c, mut one) = search_from(
+            model,
+            &rep,
+            record,
+            foot,
+            &[None],
+            limits,
+            &mut best,
+            &mut miss,
+            stats,
+        )?;
         miss.candidates += c.states.len() * (others - 1);
-        best = one.best;
         let origin = std::mem::take(&mut one.origin);
         for k in one.minimal(model, foot) {
             let (i, action) = *origin.get(&fingerprint(&k))?;
-            let path = c.path(i);
+            let now = parts_after(
+                model,
+                p,
+                &rep,
+                &k,
+                &outside,
+                &c.path(i),
+                None,
+                action,
+                record,
+                foot,
+                stats,
+            )?;
+            // Every explaining state must leave each outside part as the others do.
             for &x in &outside {
-                let y = x as ServerId;
-                let parts = p.parts(y);
-                let rest = common_but(&k, y);
-                for (j, part) in parts.iter().enumerate() {
-                    let post = if j == choice[x] {
-                        k.clone()
-                    } else {
-                        let from = with_part(&rep, y, part);
-                        let post = replay(model, &from, &path, action, record, foot)?;
-                        stats.states += path.len() + 1;
-                        if common_but(&post, y) != rest {
-                            return None;
-                        }
-                        post
-                    };
-                    let now = part_of(&post, y);
-                    if !now.same_server(part) {
-                        return None;
-                    }
+                for (j, part) in now[x].iter().enumerate() {
                     match &after[x][j] {
-                        Some(seen) if *seen != now => return None,
+                        Some(seen) if seen != part => return None,
                         Some(_) => {}
-                        None => after[x][j] = Some(now),
+                        None => after[x][j] = Some(part.clone()),
                     }
                 }
             }
             found.keep(k, c.level[i], None);
         }
         // Only the footprint's servers change combination; the others keep their first parts.
-        let mut more = false;
-        for &x in inside.iter().rev() {
-            choice[x] += 1;
-            if choice[x] < p.parts(x as ServerId).len() {
-                more = true;
-                break;
-            }
-            choice[x] = 0;
-        }
-        if !more {
+        if !next_choice_at(&mut choice, &inside, |x| p.parts(x as ServerId).len()) {
             break;
         }
     }
@@ -650,68 +612,42 @@ pub(super) fn explain_product_start(
             }
         }
     }
-    let mut miss = Miss {
-        cut: false,
-        candidates: 0,
-        any_enabled: false,
-        closest: None,
-    };
+    let mut miss = Miss::none();
     let mut best = None;
     let mut found = Found::new();
     for (foot, cuts) in &tries {
         let Foot::Servers(set) = *foot else {
             return None;
         };
-        let outside: Vec<usize> = (0..servers)
-            .filter(|&x| !set.contains(x as ServerId))
-            .collect();
-        let others: usize = outside.iter().fold(1usize, |n, &x| {
-            n.saturating_mul(p.parts(x as ServerId).len())
-        });
+        let (inside, outside): (Vec<usize>, Vec<usize>) =
+            (0..servers).partition(|&x| set.contains(x as ServerId));
+        let others = p.combinations(&outside);
         let mut choice = vec![0; servers];
         loop {
             let rep = p.state(&choice);
-            let c = closure(model, std::slice::from_ref(&rep), *foot, limits, stats);
-            miss.cut |= c.cut;
-            let mut one = Found::new();
-            one.best = best;
-            one.match_closure(model, &c, record, *foot, cuts, &mut miss, stats);
-            if one.uncovered {
-                return None;
-            }
+            let (c, mut one) = search_from(
+                model, &rep, record, *foot, cuts, limits, &mut best, &mut miss, stats,
+            )?;
             miss.candidates += c.states.len() * cuts.len() * (others - 1);
-            best = one.best;
             for (fp, (k, level)) in std::mem::take(&mut one.posts) {
                 let (i, cut, action) = match (one.origin.get(&fp), one.cut_origin.get(&fp)) {
                     (Some(&(i, Some(a))), _) => (i, None, a),
                     (_, Some(&(i, cut, a))) => (i, Some(cut), a),
                     _ => return None,
                 };
-                let path = c.path(i);
-                // Each other server's parts after the start, by the index of the part before.
-                let mut after: Vec<Vec<Part>> = vec![Vec::new(); servers];
-                for &x in &outside {
-                    let y = x as ServerId;
-                    let rest = common_but(&k, y);
-                    for (j, part) in p.parts(y).iter().enumerate() {
-                        let post = if j == choice[x] {
-                            k.clone()
-                        } else {
-                            let from = with_part(&rep, y, part);
-                            let post = replay_cut(model, &from, &path, cut, action, record, *foot)?;
-                            stats.states += path.len() + 2;
-                            if common_but(&post, y) != rest {
-                                return None;
-                            }
-                            post
-                        };
-                        let now = part_of(&post, y);
-                        if !now.same_server(part) {
-                            return None;
-                        }
-                        after[x].push(now);
-                    }
-                }
+                let after = parts_after(
+                    model,
+                    p,
+                    &rep,
+                    &k,
+                    &outside,
+                    &c.path(i),
+                    cut,
+                    Some(action),
+                    record,
+                    *foot,
+                    stats,
+                )?;
                 // `k` with every combination of the other servers' parts after the start.
                 let mut pick = vec![0; servers];
                 loop {
@@ -720,30 +656,12 @@ pub(super) fn explain_product_start(
                         t = with_part(&t, x as ServerId, &after[x][pick[x]]);
                     }
                     found.keep(t, level, None);
-                    let mut more = false;
-                    for &x in outside.iter().rev() {
-                        pick[x] += 1;
-                        if pick[x] < after[x].len() {
-                            more = true;
-                            break;
-                        }
-                        pick[x] = 0;
-                    }
-                    if !more {
+                    if !next_choice_at(&mut pick, &outside, |x| after[x].len()) {
                         break;
                     }
                 }
             }
-            let mut more = false;
-            for x in (0..servers).rev().filter(|&x| set.contains(x as ServerId)) {
-                choice[x] += 1;
-                if choice[x] < p.parts(x as ServerId).len() {
-                    more = true;
-                    break;
-                }
-                choice[x] = 0;
-            }
-            if !more {
+            if !next_choice_at(&mut choice, &inside, |x| p.parts(x as ServerId).len()) {
                 break;
             }
         }
@@ -762,12 +680,12 @@ fn replay_cut(
     from: &SystemState,
     path: &[Action],
     cut: Option<Action>,
-    action: Action,
+    action: Option<Action>,
     record: &Record,
     foot: Foot,
 ) -> Option<SystemState> {
     let Some(a) = cut else {
-        return replay(model, from, path, Some(action), record, foot);
+        return replay(model, from, path, action, record, foot);
     };
     let mut s = from.clone();
     for h in path {
@@ -777,7 +695,79 @@ fn replay_cut(
     if !sends_commute(foot, &s, &out.sent) {
         return None;
     }
-    replay(model, &n, &[], Some(action), record, foot)
+    replay(model, &n, &[], action, record, foot)
+}
+
+/// The closure of hidden steps at `foot` from `rep`, and the record matched in it (after each of
+/// `cuts` for a start); `None` where a step's sends do not commute with the steps outside it.
+#[allow(clippy::too_many_arguments)]
+fn search_from(
+    model: &RebalanceModel,
+    rep: &SystemState,
+    record: &Record,
+    foot: Foot,
+    cuts: &[Option<Action>],
+    limits: Limits,
+    best: &mut Option<usize>,
+    miss: &mut Miss,
+    stats: &mut Stats,
+) -> Option<(Closure, Found)> {
+    let c = closure(model, std::slice::from_ref(rep), foot, limits, stats);
+    miss.cut |= c.cut;
+    let mut one = Found::new();
+    one.best = *best;
+    one.match_closure(model, &c, record, foot, cuts, miss, stats);
+    if one.uncovered {
+        return None;
+    }
+    *best = one.best;
+    Some((c, one))
+}
+
+/// The parts of each server of `outside` after the steps that took `rep`, a state of `p` with
+/// every such server at its first part, to the explaining state `k` (the hidden steps `path`,
+/// the input cut short `cut`, the record's step `action`), those steps replayed with each other
+/// part of one server at a time: by server, by the index of the part before. `None` where a
+/// replay is not enabled or does not explain the record, or changes anything but that server,
+/// or that server's flags or views.
+#[allow(clippy::too_many_arguments)]
+fn parts_after(
+    model: &RebalanceModel,
+    p: &Product,
+    rep: &SystemState,
+    k: &SystemState,
+    outside: &[usize],
+    path: &[Action],
+    cut: Option<Action>,
+    action: Option<Action>,
+    record: &Record,
+    foot: Foot,
+    stats: &mut Stats,
+) -> Option<Vec<Vec<Part>>> {
+    let mut after: Vec<Vec<Part>> = vec![Vec::new(); p.servers()];
+    for &x in outside {
+        let y = x as ServerId;
+        let rest = common_but(k, y);
+        for (j, part) in p.parts(y).iter().enumerate() {
+            let post = if j == 0 {
+                k.clone()
+            } else {
+                let from = with_part(rep, y, part);
+                let post = replay_cut(model, &from, path, cut, action, record, foot)?;
+                stats.states += path.len() + 1 + usize::from(cut.is_some());
+                if common_but(&post, y) != rest {
+                    return None;
+                }
+                post
+            };
+            let now = part_of(&post, y);
+            if !now.same_server(part) {
+                return None;
+            }
+            after[x].push(now);
+        }
+    }
+    Some(after)
 }
 
 /// `s` without its part at server `y`.
@@ -1312,13 +1302,13 @@ impl NetworkBits {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::{components, dominates, source_representatives, undominated};
     use crate::validate::{model_for, successors_where};
     use rebalance_model::{BugSet, Message, SystemState};
 
     /// Messages of some reachable states of a small preset, requests and responses and others.
-    fn message_pool() -> (SystemState, Vec<Message>) {
+    pub(in crate::validate) fn message_pool() -> (SystemState, Vec<Message>) {
         let config = rebalance_model::presets::preset("ci-store").expect("a preset");
         let model = model_for(config, BugSet::none());
         let init = model.init_state();

@@ -632,6 +632,18 @@ impl Frontier {
     }
 }
 
+impl Miss {
+    /// No state tried yet.
+    fn none() -> Miss {
+        Miss {
+            cut: false,
+            candidates: 0,
+            any_enabled: false,
+            closest: None,
+        }
+    }
+}
+
 fn explain(
     model: &RebalanceModel,
     frontier: &Frontier,
@@ -689,12 +701,7 @@ fn explain_record(
         }
     }
     let mut matched: HashMap<u64, SystemState> = HashMap::new();
-    let mut miss = Miss {
-        cut: false,
-        candidates: 0,
-        any_enabled: false,
-        closest: None,
-    };
+    let mut miss = Miss::none();
     let mut best: Option<usize> = None;
     let mut depth = 0;
     loop {

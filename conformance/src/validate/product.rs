@@ -153,6 +153,12 @@ impl Product {
             .fold(1usize, |n, p| n.saturating_mul(p.len()))
     }
 
+    /// How many combinations of parts the servers `at` have (saturating).
+    pub(super) fn combinations(&self, at: &[usize]) -> usize {
+        at.iter()
+            .fold(1usize, |n, &x| n.saturating_mul(self.parts[x].len()))
+    }
+
     pub(super) fn parts(&self, x: ServerId) -> &[Part] {
         &self.parts[usize::from(x)]
     }
@@ -242,7 +248,18 @@ impl Product {
 /// The next combination after `choice` in lexicographic order, with `sizes(x)` choices at
 /// position `x`; false after the last.
 pub(super) fn next_choice(choice: &mut [usize], sizes: impl Fn(usize) -> usize) -> bool {
-    for x in (0..choice.len()).rev() {
+    let all: Vec<usize> = (0..choice.len()).collect();
+    next_choice_at(choice, &all, sizes)
+}
+
+/// [`next_choice`] over the positions `at` only (in increasing order), the others left as they
+/// are.
+pub(super) fn next_choice_at(
+    choice: &mut [usize],
+    at: &[usize],
+    sizes: impl Fn(usize) -> usize,
+) -> bool {
+    for &x in at.iter().rev() {
         choice[x] += 1;
         if choice[x] < sizes(x) {
             return true;
@@ -254,33 +271,21 @@ pub(super) fn next_choice(choice: &mut [usize], sizes: impl Fn(usize) -> usize) 
 
 #[cfg(test)]
 pub(super) mod tests {
-    use super::{message_server, next_choice, Product};
+    use super::{message_server, next_choice, next_choice_at, Product};
+    use crate::validate::fingerprint;
+    use crate::validate::focused::tests::message_pool;
     use crate::validate::focused::{dominates, undominated};
-    use crate::validate::{fingerprint, model_for, successors_where};
-    use rebalance_model::{BugSet, Message, SystemState};
+    use rebalance_model::{Message, SystemState};
 
     /// The initial state of a small preset, and a message to each of two servers found in its
     /// first reachable states.
     fn two_servers() -> (SystemState, Message, Message) {
-        let config = rebalance_model::presets::preset("ci-store").expect("a preset");
-        let model = model_for(config, BugSet::none());
-        let init = model.init_state();
-        let mut level = vec![init.clone()];
+        let (init, pool) = message_pool();
         let mut seen: Vec<Message> = Vec::new();
-        for _ in 0..8 {
-            let mut next = Vec::new();
-            for s in &level {
-                successors_where(&model, s, |_| true, |_, n, _| next.push(n));
+        for m in pool {
+            if !seen.iter().any(|x| message_server(x) == message_server(&m)) {
+                seen.push(m);
             }
-            for s in &next {
-                for m in &s.network {
-                    if !seen.iter().any(|x| message_server(x) == message_server(m)) {
-                        seen.push(*m);
-                    }
-                }
-            }
-            next.truncate(64);
-            level = next;
         }
         assert!(seen.len() >= 2, "messages to two servers: {seen:?}");
         (init, seen[0], seen[1])
@@ -364,5 +369,13 @@ pub(super) mod tests {
         assert_eq!(seen.len(), 6);
         assert_eq!(seen[1], vec![0, 1]);
         assert_eq!(seen[5], vec![1, 2]);
+        // Over the first and third positions only, the second left as it is.
+        let mut choice = vec![0, 5, 0];
+        let mut n = 1;
+        while next_choice_at(&mut choice, &[0, 2], |_| 2) {
+            assert_eq!(choice[1], 5);
+            n += 1;
+        }
+        assert_eq!((n, choice), (4, vec![0, 5, 0]));
     }
 }
