@@ -96,6 +96,22 @@ fn a_change_whose_bucket_epoch_does_not_rise_is_flagged() {
 }
 
 #[test]
+fn an_epoch_that_rises_alone_without_a_change_is_flagged() {
+    // Each epoch alone (F18, whole-set shard 6/8: the two rises joined by `&&` survived, since
+    // no switch raises one epoch without the other and without a change).
+    let (m, pre) = written();
+    let mut bucket = pre.clone();
+    bucket.store.buckets.lai[0].bucket_epoch += 1;
+    after_a_tick(&m, &pre, &mut bucket);
+    assert!(bucket.ghost.violations.epoch_without_change);
+
+    let mut leader = pre.clone();
+    leader.store.buckets.lai[0].leader_epoch += 1;
+    after_a_tick(&m, &pre, &mut leader);
+    assert!(leader.ghost.violations.epoch_without_change);
+}
+
+#[test]
 fn an_epoch_that_falls_is_flagged() {
     let (m, pre) = written();
     let mut post = pre.clone();
