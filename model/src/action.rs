@@ -93,6 +93,48 @@ pub enum Action {
     ZombieDeliverNliResponse { msg: NliResponse },
     /// Zombie coordinator: a client's cancel reaches the deposed incarnation, R2.
     ZombieCancel,
+    /// A step of the rest of the plan: what the buckets a configuration models abstractly
+    /// (`abstract_buckets`) may do to what buckets share (spec 9, "One bucket against the rest
+    /// of the plan"). Only such configurations take it; it is not a step of the protocol.
+    Rest {
+        step: RestStep,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fail_store_op: Option<u8>,
+    },
+}
+
+/// What an abstract bucket does in one [`Action::Rest`] step (spec 9, "One bucket against the
+/// rest of the plan"). An abstract bucket keeps its status, its attempt, its events and its
+/// deletion marker, all under the protocol's own rules; its metadata is one of two canonical
+/// values (at its origin or away from it), and it sends and receives nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "rest", rename_all = "snake_case")]
+pub enum RestStep {
+    /// The bucket's stored metadata leaves its origin or comes back (a Phase A, an election, a
+    /// failover), as far as its plan kind allows.
+    Move { bucket: BucketId },
+    /// The bucket's metadata changed since its attempt observed it, or changed back: the next
+    /// reconcile sees progress, or no longer does (R14.2).
+    Progress { bucket: BucketId },
+    /// The bucket's leader acknowledged its final request: R12 finishes it COMPLETED (R6).
+    Finish { bucket: BucketId },
+    /// A fault spent on the bucket's own messages or store writes: a budget shrinks.
+    Fault { fault: RestFault },
+    /// A server took a request of the bucket carrying a newer coordinator epoch (R22 sets
+    /// `last_ce`): the one thing of a server that buckets share, besides being up.
+    RaiseEpoch {
+        server: ServerId,
+        epoch: crate::types::Epoch,
+    },
+}
+
+/// The budgets an abstract bucket may spend on its own messages and writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RestFault {
+    MessageLoss,
+    MessageDuplication,
+    StoreFailure,
 }
 
 impl Action {
@@ -127,6 +169,7 @@ impl Action {
             | Action::CrashServer { fail_store_op, .. }
             | Action::RestartServer { fail_store_op, .. }
             | Action::DeleteBucket { fail_store_op, .. }
+            | Action::Rest { fail_store_op, .. }
             | Action::Tick { fail_store_op } => *fail_store_op,
             _ => None,
         }
@@ -144,6 +187,7 @@ impl Action {
             | Action::CrashServer { fail_store_op, .. }
             | Action::RestartServer { fail_store_op, .. }
             | Action::DeleteBucket { fail_store_op, .. }
+            | Action::Rest { fail_store_op, .. }
             | Action::Tick { fail_store_op } => *fail_store_op = k,
             _ => {}
         }
@@ -183,6 +227,7 @@ impl Action {
             Action::ZombieProcessEvent { .. } => ActionKind::ZombieProcessEvent,
             Action::ZombieDeliverNliResponse { .. } => ActionKind::ZombieDeliverNliResponse,
             Action::ZombieCancel => ActionKind::ZombieCancel,
+            Action::Rest { .. } => ActionKind::Rest,
         }
     }
 }
@@ -229,6 +274,9 @@ pub enum ActionKind {
     ZombieProcessEvent,
     ZombieDeliverNliResponse,
     ZombieCancel,
+    /// Not in [`ActionKind::ALL`], which lists the protocol's kinds (coverage, suites and the
+    /// fairness table read it): only configurations with abstract buckets take it.
+    Rest,
 }
 
 impl ActionKind {
@@ -255,7 +303,7 @@ impl ActionKind {
 
     /// The trace format's `kind` tag (spec/trace-format.md, "Actions").
     pub fn name(self) -> &'static str {
-        const NAMES: [&str; 18] = [
+        const NAMES: [&str; 19] = [
             "register",
             "cancel",
             "process_event",
@@ -274,6 +322,7 @@ impl ActionKind {
             "zombie_process_event",
             "zombie_deliver_nli_response",
             "zombie_cancel",
+            "rest",
         ];
         NAMES[self as usize]
     }
@@ -307,6 +356,9 @@ impl ActionKind {
             | ZombieProcessEvent
             | ZombieDeliverNliResponse
             | ZombieCancel => Fairness::Optional,
+            // The rest of the plan may stop at any point: the safety argument of spec 9 asks
+            // nothing of it.
+            Rest => Fairness::Optional,
         }
     }
 
@@ -333,6 +385,7 @@ impl ActionKind {
                 | ActionKind::RestartServer
                 | ActionKind::DeleteBucket
                 | ActionKind::Tick
+                | ActionKind::Rest
         )
     }
 }

@@ -197,6 +197,13 @@ pub struct Config {
     /// implement it, and conformance is not run on a configuration with it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub planned_leader: bool,
+    /// Plan buckets modelled abstractly, as the rest of a larger plan (spec 9, "One bucket
+    /// against the rest of the plan"): each keeps its status, attempt, events and deletion
+    /// marker under the protocol's rules, but its metadata is only "at its origin" or "away",
+    /// it sends and receives nothing, and `Rest` steps do what its own steps would do to what
+    /// buckets share. Model only, like `planned_leader`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub abstract_buckets: Vec<BucketId>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -563,6 +570,63 @@ impl Config {
             return Err(ConfigError::invalid(
                 "max_inflight",
                 format!("must be in 0..={MAX_BUCKETS}"),
+            ));
+        }
+        self.check_abstract_buckets()
+    }
+
+    /// Whether bucket `b` is one of the abstract rest of the plan.
+    pub fn is_abstract(&self, b: BucketId) -> bool {
+        self.abstract_buckets.contains(&b)
+    }
+
+    /// Abstract buckets are plan buckets, each named once, and the configuration is one the
+    /// argument of spec 9 covers: no preloaded store (an abstract bucket starts at its origin)
+    /// and no deposed coordinator (whose steps on the rest's buckets are not abstracted).
+    fn check_abstract_buckets(&self) -> Result<(), ConfigError> {
+        for (i, b) in self.abstract_buckets.iter().enumerate() {
+            let field = format!("abstract_buckets[{i}]");
+            if !self.plan.iter().any(|t| t.bucket == *b) {
+                return Err(ConfigError::invalid(
+                    field,
+                    format!("bucket {b} is not in the plan"),
+                ));
+            }
+            if self.abstract_buckets[..i].contains(b) {
+                return Err(ConfigError::invalid(
+                    field,
+                    format!("bucket {b} appears twice"),
+                ));
+            }
+        }
+        if self.abstract_buckets.is_empty() {
+            return Ok(());
+        }
+        if self.store.is_some() {
+            return Err(ConfigError::invalid(
+                "abstract_buckets",
+                "cannot be used with a preloaded `store` (an abstract bucket starts at its origin)",
+            ));
+        }
+        if self.budgets.zombie_steps > 0 {
+            return Err(ConfigError::invalid(
+                "abstract_buckets",
+                "cannot be used with `budgets.zombie_steps` (spec 9: the deposed coordinator's \
+                 steps on abstract buckets are not abstracted)",
+            ));
+        }
+        if self.planned_leader {
+            return Err(ConfigError::invalid(
+                "abstract_buckets",
+                "cannot be used with `planned_leader`",
+            ));
+        }
+        if self.budgets.register > 1 {
+            return Err(ConfigError::invalid(
+                "abstract_buckets",
+                "cannot be used with a second register (`budgets.register` above 1): a later \
+                 plan's origin is where the first left an abstract bucket, which is not one of \
+                 its two canonical values",
             ));
         }
         Ok(())

@@ -42,6 +42,14 @@ pub mod ghost_inputs {
     pub use crate::coordinator::responses::adjust_isr_accepted;
 }
 
+/// The abstract rest of the plan (spec 9, "One bucket against the rest of the plan"): the
+/// canonical metadata of an abstract bucket and the abstraction function, public so that
+/// `model/tests/integration/rest.rs` can check that every step of the whole model is matched
+/// by steps of the abstract one.
+pub mod rest {
+    pub use crate::coordinator::rest::{abstraction, canonical_meta, stale};
+}
+
 // Around the protocol, each concern its own folder, one path per module: the trace contract of
 // `spec/trace-format.md` that the conformance harness consumes (`trace/`: traces, step
 // patterns, expectations, suites), the searches (`check/`), and what people read (`view/`:

@@ -12,7 +12,7 @@ use crate::state::{
     BucketMeta, Coordinator, Event, Ghost, LastStep, Network, PerBucket, ReplicaView, ServerState,
     Store, SystemState, TaskNode,
 };
-use crate::types::{LeaderAndIsr, Plan, PlanEntry, Replicas, ServerSet};
+use crate::types::{BucketId, Epoch, LeaderAndIsr, Plan, PlanEntry, Replicas, ServerSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -102,17 +102,7 @@ impl RebalanceModel {
             lai: PerBucket::new(),
             deleted: PerBucket::new(),
         };
-        let view = |b: &BucketConfig| {
-            let isr = ServerSet::from_servers(b.isr.as_ref().unwrap_or(&b.assignment));
-            let lai = LeaderAndIsr {
-                leader: Some(b.leader),
-                leader_epoch: b.leader_epoch,
-                isr,
-                bucket_epoch: b.bucket_epoch,
-                coordinator_epoch: stored_ce,
-            };
-            (Replicas::from_slice(&b.assignment), lai)
-        };
+        let view = |b: &BucketConfig| bucket_meta(b, stored_ce);
         for b in &cfg.buckets {
             let (assignment, lai) = view(b);
             buckets.assignment.push(assignment);
@@ -146,7 +136,7 @@ impl RebalanceModel {
             coordinator.recovery_queued = true;
             coordinator.events.push(Event::Recover);
         }
-        SystemState {
+        let state = SystemState {
             store: Store {
                 task,
                 buckets,
@@ -159,6 +149,12 @@ impl RebalanceModel {
             budgets: cfg.budgets,
             ghost: Ghost::default(),
             zombie: None,
+        };
+        if cfg.abstract_buckets.is_empty() {
+            state
+        } else {
+            // An abstract bucket starts at its canonical metadata (spec 9).
+            crate::coordinator::rest::abstraction(cfg, &state)
         }
     }
 
@@ -318,7 +314,10 @@ impl RebalanceModel {
                 st.s.duplicate(*msg);
             }
             Action::ProposeIsr { server, bucket } => {
-                if *server >= self.config.servers || *bucket >= self.config.bucket_count() {
+                if *server >= self.config.servers
+                    || *bucket >= self.config.bucket_count()
+                    || self.config.is_abstract(*bucket)
+                {
                     return false;
                 }
                 let Some(p) = environment::isr_proposal(pre, *server, *bucket) else {
@@ -367,6 +366,7 @@ impl RebalanceModel {
             Action::ZombieProcessEvent { .. }
             | Action::ZombieDeliverNliResponse { .. }
             | Action::ZombieCancel => return st.zombie_step(pre, action),
+            Action::Rest { step, .. } => return st.rest_step(*step),
             Action::Tick { .. } => {
                 if !pre.coordinator.timed() {
                     return false;
@@ -489,7 +489,9 @@ impl RebalanceModel {
         }
         for server in 0..self.config.servers {
             for bucket in 0..self.config.bucket_count() {
-                if environment::isr_proposal(state, server, bucket).is_some() {
+                if !self.config.is_abstract(bucket)
+                    && environment::isr_proposal(state, server, bucket).is_some()
+                {
                     out.push(Action::ProposeIsr { server, bucket });
                 }
             }
@@ -536,6 +538,64 @@ impl RebalanceModel {
         }
         if state.zombie.is_some() {
             crate::coordinator::zombie::zombie_candidates(state, out);
+        }
+        if !self.config.abstract_buckets.is_empty() {
+            self.rest_candidates(state, out);
+        }
+    }
+
+    /// The `Rest` steps worth trying (spec 9, "One bucket against the rest of the plan"):
+    /// each abstract bucket's move, progress and finish, each budget the rest may spend, and
+    /// each up server's `last_ce` raised to any newer epoch up to the store's. `step` decides.
+    fn rest_candidates(&self, state: &SystemState, out: &mut Vec<Action>) {
+        use crate::action::{RestFault, RestStep};
+        let push = |step: RestStep, out: &mut Vec<Action>| {
+            let a = Action::Rest {
+                step,
+                fail_store_op: None,
+            };
+            out.push(a);
+            if state.budgets.store_failure > 0 {
+                if let Some((_, o)) = self.step(state, &a) {
+                    for k in 1..=o.store_ops {
+                        out.push(a.with_fail_store_op(Some(k)));
+                    }
+                }
+            }
+        };
+        for &bucket in &self.config.abstract_buckets {
+            push(RestStep::Move { bucket }, out);
+            if state.coordinator.attempt(bucket).is_some() {
+                push(RestStep::Progress { bucket }, out);
+                push(RestStep::Finish { bucket }, out);
+            }
+        }
+        let b = &state.budgets;
+        for (fault, left) in [
+            (RestFault::MessageLoss, b.message_loss),
+            (RestFault::MessageDuplication, b.message_duplication),
+            (RestFault::StoreFailure, b.store_failure),
+        ] {
+            if left > 0 {
+                out.push(Action::Rest {
+                    step: RestStep::Fault { fault },
+                    fail_store_op: None,
+                });
+            }
+        }
+        let top: Epoch = state.store.coordinator_epoch;
+        for (server, sv) in state.servers.iter().enumerate() {
+            if sv.up {
+                for epoch in sv.last_ce + 1..=top {
+                    out.push(Action::Rest {
+                        step: RestStep::RaiseEpoch {
+                            server: server as u8,
+                            epoch,
+                        },
+                        fail_store_op: None,
+                    });
+                }
+            }
         }
     }
 
@@ -617,6 +677,27 @@ impl RebalanceModel {
                     }
                 )
     }
+}
+
+/// A bucket's metadata as the configuration gives it, written by the coordinator of epoch
+/// `stored_ce`.
+fn bucket_meta(b: &BucketConfig, stored_ce: Epoch) -> (Replicas, LeaderAndIsr) {
+    let isr = ServerSet::from_servers(b.isr.as_ref().unwrap_or(&b.assignment));
+    let lai = LeaderAndIsr {
+        leader: Some(b.leader),
+        leader_epoch: b.leader_epoch,
+        isr,
+        bucket_epoch: b.bucket_epoch,
+        coordinator_epoch: stored_ce,
+    };
+    (Replicas::from_slice(&b.assignment), lai)
+}
+
+/// Bucket `b`'s initial metadata in the store (the configuration's, under the stored
+/// coordinator epoch).
+pub fn initial_meta(config: &Config, b: BucketId) -> (Replicas, LeaderAndIsr) {
+    let stored_ce = config.store.as_ref().map_or(1, |s| s.coordinator_epoch);
+    bucket_meta(&config.buckets[b as usize], stored_ce)
 }
 
 /// The task node a preloaded store holds (`new_leader` is `trs[0]`, spec 2).

@@ -40,6 +40,7 @@ fn base(description: &str, servers: u8, rf: u8) -> Config {
         absorb_redundant_nli: true,
         no_give_up: false,
         planned_leader: false,
+        abstract_buckets: Vec::new(),
     }
 }
 

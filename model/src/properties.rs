@@ -191,9 +191,14 @@ pub fn property_not_applicable(p: &Property<M>, config: &Config) -> Option<&'sta
 
 /// Why an `always` property decides nothing under this configuration, or `None` when it is
 /// checked: LIVE-PROGRESS is the progress check's (spec 7.3), and with R14.3 on a bucket may
-/// give up with cause, which a fair end state cannot tell from a stranded one.
+/// give up with cause, which a fair end state cannot tell from a stranded one; and no LIVE-*
+/// goal applies against an abstract rest of the plan (spec 9).
 pub fn always_not_applicable(name: &str, config: &Config) -> Option<&'static str> {
     match name {
+        // Spec 9: a Rest step is optional, so the rest of the plan may keep a slot forever.
+        _ if name.starts_with("LIVE-") && !config.abstract_buckets.is_empty() => Some(
+            "abstract_buckets: the rest of the plan may stop anywhere, so no liveness goal applies (spec 9)",
+        ),
         "LIVE-PROGRESS" if !config.no_give_up => {
             Some("give-ups on: the progress check, check --no-give-up, decides it")
         }

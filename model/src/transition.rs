@@ -70,9 +70,13 @@ pub fn record(
                 v.admitted_while_capped = true;
             }
         }
+        // An abstract bucket's metadata is canonical and its Rest steps stand for writes of
+        // every kind (spec 9): its admissions are checked, its writes are not told apart.
+        let abstract_b = config.is_abstract(b);
         let new_work = admitted
-            || phase_a_started(pre, post, e)
-            || leader_elected(pre, post, e, action, fresh_plan);
+            || !abstract_b
+                && (phase_a_started(pre, post, e)
+                    || leader_elected(pre, post, e, action, fresh_plan));
         if new_work && cancel_stored {
             v.new_work_after_cancel = true;
         }
@@ -85,7 +89,8 @@ pub fn record(
         seen.status_changes.push((b, before, after));
         let deleted = post.coordinator.cache.deleted[b as usize];
         match after {
-            BucketStatus::Completed if !deleted && e.kind() != PlanKind::NoOp => {
+            // An abstract bucket's acknowledgement is its Rest step's premise (spec 9).
+            BucketStatus::Completed if !deleted && e.kind() != PlanKind::NoOp && !abstract_b => {
                 let responses = responses_for(action, out, b);
                 if !responses.iter().any(|r| fenced(pre, e, r)) {
                     v.unfenced_completion = true;
@@ -108,6 +113,9 @@ pub fn record(
         }
     }
     for b in 0..post.store.buckets.lai.len() {
+        if config.is_abstract(b as BucketId) {
+            continue; // canonical metadata, epochs never change (spec 9)
+        }
         let (old, new) = (pre.store.buckets.lai[b], post.store.buckets.lai[b]);
         let epochs_rose =
             new.bucket_epoch != old.bucket_epoch || new.leader_epoch != old.leader_epoch;

@@ -55,6 +55,9 @@ impl Step<'_> {
                 self.fired(Rule::R4_2);
                 self.finish(b, BucketStatus::Completed)
             }
+            // An abstract bucket's election or Phase A (spec 9): at most its one write, which
+            // may fail and abort the step as R8 says; where its metadata goes is a Rest step.
+            _ if self.config.is_abstract(b) => self.store_op(),
             PlanKind::LeaderOnly => {
                 self.fired(Rule::R4_3);
                 self.lead(b)

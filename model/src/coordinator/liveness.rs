@@ -112,7 +112,7 @@ impl Step<'_> {
     /// the crash, or an input a lost batch took with it (spec 5, G3), leaves one out of it.
     pub fn rederive_liveness_repairs(&mut self) {
         for b in 0..self.config.bucket_count() {
-            if !self.deleted(b) {
+            if !self.deleted(b) && !self.config.is_abstract(b) {
                 let lai = self.lai(b);
                 if self.repaired(b) != (lai.leader, lai.isr) {
                     self.s.coordinator.liveness_repairs.insert(b);
@@ -121,11 +121,13 @@ impl Step<'_> {
         }
     }
 
-    /// The non-deleted buckets assigned to `s`, ascending (R19 and R20 visit only these).
+    /// The non-deleted buckets assigned to `s`, ascending (R19 and R20 visit only these). An
+    /// abstract bucket is not among them: what R19 and R20 do to its metadata is a Rest step
+    /// (spec 9).
     fn hosting(&self, s: ServerId) -> InlineVec<BucketId, MAX_BUCKETS> {
         let mut hosted = InlineVec::new();
         for b in 0..self.config.bucket_count() {
-            if !self.deleted(b) && self.assignment(b).contains(&s) {
+            if !self.deleted(b) && !self.config.is_abstract(b) && self.assignment(b).contains(&s) {
                 hosted.push(b);
             }
         }

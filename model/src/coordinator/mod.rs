@@ -5,6 +5,7 @@ mod client;
 mod execution;
 mod liveness;
 mod recovery;
+pub(crate) mod rest;
 // The two rule groups the model calls directly (not through `Step`) are `pub(crate)`, and
 // their callers name them by their own path: a re-export here would make this file and theirs
 // import each other.
@@ -181,6 +182,9 @@ impl<'a> Step<'a> {
     /// `send_current(b)` (spec 4): the current metadata to every live assigned server, in
     /// ascending server order. No store write, no epoch change.
     pub fn send_current(&mut self, b: BucketId) {
+        if self.config.is_abstract(b) {
+            return; // an abstract bucket's messages are not modelled (spec 9)
+        }
         let lai = self.lai(b);
         let mut replicas_sorted = *self.assignment(b);
         replicas_sorted.sort_unstable();

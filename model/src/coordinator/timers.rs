@@ -120,6 +120,10 @@ impl Step<'_> {
         }
         // R14.5: the action.
         self.fired(Rule::R14_5);
+        if self.config.is_abstract(b) {
+            // An abstract bucket's action: at most its one write (spec 9), as in R4.
+            return self.store_op();
+        }
         match self.entry(b).kind() {
             PlanKind::LeaderOnly if self.bug(Bug::ReelectOnReconcile) => self.reelect(b),
             PlanKind::LeaderOnly => self.lead(b),

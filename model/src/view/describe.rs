@@ -197,6 +197,28 @@ pub fn action(a: &Action) -> String {
             message(&Message::NliResponse(*msg))
         ),
         Action::ZombieCancel => "client: Cancel to the deposed coordinator".into(),
+        Action::Rest {
+            step,
+            fail_store_op,
+        } => format!("rest of the plan: {}{}", rest(step), fail(fail_store_op)),
+    }
+}
+
+/// One step of the abstract rest of the plan (spec 9).
+fn rest(step: &crate::action::RestStep) -> String {
+    use crate::action::{RestFault, RestStep};
+    match step {
+        RestStep::Move { bucket } => format!("b{bucket}'s metadata leaves or regains its origin"),
+        RestStep::Progress { bucket } => format!("b{bucket}'s metadata changes (progress)"),
+        RestStep::Finish { bucket } => format!("b{bucket}'s final request acked: completed"),
+        RestStep::Fault { fault } => match fault {
+            RestFault::MessageLoss => "a message of its own lost".into(),
+            RestFault::MessageDuplication => "a message of its own duplicated".into(),
+            RestFault::StoreFailure => "a store write of its own failed".into(),
+        },
+        RestStep::RaiseEpoch { server, epoch } => {
+            format!("s{server} takes a request of coordinator epoch {epoch}")
+        }
     }
 }
 
