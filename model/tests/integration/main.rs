@@ -24,6 +24,7 @@ mod fault_coverage;
 mod por;
 mod presets;
 mod progress;
+mod rest;
 mod suite;
 mod superseded;
 mod traces;
