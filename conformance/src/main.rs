@@ -461,6 +461,14 @@ fn load_config(name: &str) -> Result<Config, String> {
              (spec/fluss-designs.md); check it with rebalance-model"
         ));
     }
+    if !config.abstract_buckets.is_empty() {
+        // The abstract rest of a plan is the model's argument, not a cluster: its buckets send
+        // nothing, and the manager has no counterpart of a Rest step.
+        return Err(format!(
+            "{name}: `abstract_buckets` models the rest of a plan abstractly (spec 9, \"One \
+             bucket against the rest of the plan\"); check it with rebalance-model"
+        ));
+    }
     Ok(config)
 }
 

@@ -94,6 +94,14 @@ fn bad_usage_exits_2() {
         stderr.contains("`planned_leader` is a design the manager does not implement"),
         "{stderr}"
     );
+    // So is the model's abstract rest of a plan, whose buckets send nothing.
+    let rest = here("../model/configs/rest-rf2-recovery.json");
+    let (code, _, stderr) = cli(&["exhaustive", "--config", &rest]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`abstract_buckets` models the rest of a plan"),
+        "{stderr}"
+    );
 }
 
 #[test]
