@@ -100,6 +100,15 @@ impl<S: ManagerSide> Harness<S> {
         init: &SystemState,
         launcher: &S::Launcher,
     ) -> Result<Harness<S>, Failure<S::Error>> {
+        if !model.config.abstract_buckets.is_empty() {
+            // The model's abstract rest of a plan (spec 9) sends nothing and has no counterpart
+            // in the manager: there is nothing to walk.
+            return Err(Mismatch::refused(
+                "start",
+                "the configuration has abstract buckets (spec 9), which no manager has".into(),
+            )
+            .into());
+        }
         let config = translate::config(&model.config);
         let store = translate::initial_store(init);
         let mut effects = Vec::new();
@@ -294,6 +303,14 @@ impl<S: ManagerSide> Harness<S> {
             Action::ZombieProcessEvent { .. }
             | Action::ZombieDeliverNliResponse { .. }
             | Action::ZombieCancel => {}
+            // Refused at launch: a harness never holds a configuration with abstract buckets.
+            Action::Rest { .. } => {
+                return Err(Mismatch::refused(
+                    "take a step",
+                    "a Rest step of an abstract bucket (spec 9) has no counterpart".into(),
+                )
+                .into())
+            }
         }
         // Responses the model delivered at the end of the step because they can never be
         // current again (spec 9, "dead messages"): the manager must ignore them as R12 does.
