@@ -12,7 +12,7 @@ use crate::state::{
     BucketMeta, Coordinator, Event, Ghost, LastStep, Network, PerBucket, ReplicaView, ServerState,
     Store, SystemState, TaskNode,
 };
-use crate::types::{BucketId, Epoch, LeaderAndIsr, Plan, PlanEntry, Replicas, ServerSet};
+use crate::types::{BucketId, Epoch, LeaderAndIsr, Plan, PlanEntry, Replicas, ServerId, ServerSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -116,18 +116,8 @@ impl RebalanceModel {
             })
             .collect();
         let views = (0..cfg.servers)
-            .flat_map(|s| cfg.buckets.iter().map(move |b| (s, b)))
-            .map(|(s, b)| {
-                let (replicas, lai) = view(b);
-                b.assignment.contains(&s).then_some(ReplicaView {
-                    leader_epoch: lai.leader_epoch,
-                    bucket_epoch: lai.bucket_epoch,
-                    leader: lai.leader,
-                    replicas,
-                    isr: lai.isr,
-                    isr_rejected: false,
-                })
-            })
+            .flat_map(|s| (0..cfg.bucket_count()).map(move |b| (s, b)))
+            .map(|(s, b)| initial_view(cfg, s, b))
             .collect();
         let all = ServerSet::from_servers(&(0..cfg.servers).collect::<Vec<_>>());
         let mut coordinator = Coordinator::fresh(ce, all, buckets.clone());
@@ -698,6 +688,20 @@ fn bucket_meta(b: &BucketConfig, stored_ce: Epoch) -> (Replicas, LeaderAndIsr) {
 pub fn initial_meta(config: &Config, b: BucketId) -> (Replicas, LeaderAndIsr) {
     let stored_ce = config.store.as_ref().map_or(1, |s| s.coordinator_epoch);
     bucket_meta(&config.buckets[b as usize], stored_ce)
+}
+
+/// Server `server`'s view of bucket `b` at the start: the bucket's initial metadata, if the
+/// server is assigned the bucket (every replica has adopted it).
+pub fn initial_view(config: &Config, server: ServerId, b: BucketId) -> Option<ReplicaView> {
+    let (replicas, lai) = initial_meta(config, b);
+    replicas.contains(&server).then_some(ReplicaView {
+        leader_epoch: lai.leader_epoch,
+        bucket_epoch: lai.bucket_epoch,
+        leader: lai.leader,
+        replicas,
+        isr: lai.isr,
+        isr_rejected: false,
+    })
 }
 
 /// The task node a preloaded store holds (`new_leader` is `trs[0]`, spec 2).

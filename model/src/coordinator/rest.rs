@@ -7,8 +7,8 @@
 use super::{Rule, Step};
 use crate::action::{RestFault, RestStep};
 use crate::config::{spend, Config};
-use crate::model::initial_meta;
-use crate::state::{Observed, ReplicaView, SystemState};
+use crate::model::{initial_meta, initial_view};
+use crate::state::{Observed, SystemState};
 use crate::types::{
     BucketId, BucketStatus, LeaderAndIsr, PlanEntry, PlanKind, Replicas, ServerId, ServerSet,
 };
@@ -276,18 +276,4 @@ pub fn abstraction(config: &Config, s: &SystemState) -> SystemState {
     a.ghost.last = Default::default();
     a.ghost.violations = Default::default();
     a
-}
-
-/// Server `server`'s view of bucket `b` at the start: the configuration's metadata, if it is
-/// assigned the bucket.
-fn initial_view(config: &Config, server: ServerId, b: BucketId) -> Option<ReplicaView> {
-    let (replicas, lai) = initial_meta(config, b);
-    replicas.contains(&server).then_some(ReplicaView {
-        leader_epoch: lai.leader_epoch,
-        bucket_epoch: lai.bucket_epoch,
-        leader: lai.leader,
-        replicas,
-        isr: lai.isr,
-        isr_rejected: false,
-    })
 }
