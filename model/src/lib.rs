@@ -17,6 +17,7 @@ pub mod bug;
 pub mod config;
 mod coordinator;
 mod environment;
+mod initial;
 pub mod inline;
 pub mod message;
 pub mod model;

@@ -6,13 +6,14 @@ use crate::config::{BucketConfig, Config, PlanTarget, TaskConfig};
 use crate::coordinator::responses::adjust_isr_accepted;
 use crate::coordinator::Step;
 use crate::environment;
+use crate::initial::{bucket_meta, initial_view};
 use crate::message::Message;
 use crate::rule::Rule;
 use crate::state::{
-    BucketMeta, Coordinator, Event, Ghost, LastStep, Network, PerBucket, ReplicaView, ServerState,
-    Store, SystemState, TaskNode,
+    BucketMeta, Coordinator, Event, Ghost, LastStep, Network, PerBucket, ServerState, Store,
+    SystemState, TaskNode,
 };
-use crate::types::{BucketId, Epoch, LeaderAndIsr, Plan, PlanEntry, Replicas, ServerId, ServerSet};
+use crate::types::{Epoch, Plan, PlanEntry, Replicas, ServerSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -667,41 +668,6 @@ impl RebalanceModel {
                     }
                 )
     }
-}
-
-/// A bucket's metadata as the configuration gives it, written by the coordinator of epoch
-/// `stored_ce`.
-fn bucket_meta(b: &BucketConfig, stored_ce: Epoch) -> (Replicas, LeaderAndIsr) {
-    let isr = ServerSet::from_servers(b.isr.as_ref().unwrap_or(&b.assignment));
-    let lai = LeaderAndIsr {
-        leader: Some(b.leader),
-        leader_epoch: b.leader_epoch,
-        isr,
-        bucket_epoch: b.bucket_epoch,
-        coordinator_epoch: stored_ce,
-    };
-    (Replicas::from_slice(&b.assignment), lai)
-}
-
-/// Bucket `b`'s initial metadata in the store (the configuration's, under the stored
-/// coordinator epoch).
-pub fn initial_meta(config: &Config, b: BucketId) -> (Replicas, LeaderAndIsr) {
-    let stored_ce = config.store.as_ref().map_or(1, |s| s.coordinator_epoch);
-    bucket_meta(&config.buckets[b as usize], stored_ce)
-}
-
-/// Server `server`'s view of bucket `b` at the start: the bucket's initial metadata, if the
-/// server is assigned the bucket (every replica has adopted it).
-pub fn initial_view(config: &Config, server: ServerId, b: BucketId) -> Option<ReplicaView> {
-    let (replicas, lai) = initial_meta(config, b);
-    replicas.contains(&server).then_some(ReplicaView {
-        leader_epoch: lai.leader_epoch,
-        bucket_epoch: lai.bucket_epoch,
-        leader: lai.leader,
-        replicas,
-        isr: lai.isr,
-        isr_rejected: false,
-    })
 }
 
 /// The task node a preloaded store holds (`new_leader` is `trs[0]`, spec 2).

@@ -7,7 +7,7 @@
 use super::{Rule, Step};
 use crate::action::{RestFault, RestStep};
 use crate::config::{spend, Config};
-use crate::model::{initial_meta, initial_view};
+use crate::initial::{initial_meta, initial_view};
 use crate::state::{Observed, SystemState};
 use crate::types::{
     BucketId, BucketStatus, LeaderAndIsr, PlanEntry, PlanKind, Replicas, ServerId, ServerSet,
