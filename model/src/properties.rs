@@ -237,13 +237,14 @@ pub fn not_applicable(name: &str, config: &Config) -> Option<&'static str> {
         }
         // Capped admission needs M tracked attempts and a pending bucket. Without a recovery
         // (which may restore many at once), tracked reaches M only by the M-th timeout of a
-        // running attempt, and before it every slot was filled from `pending`: so k - 1 are
-        // still running, and `pending` is non-empty only with at least M + k plan buckets. With
-        // a recovery, fewer may do (`capped_admission_needs`).
+        // running attempt, and before it every slot was filled from `pending`, unless a failed
+        // write aborted the admission loop: so without a store failure k - 1 are still running,
+        // and `pending` is non-empty only with at least M + k plan buckets. With a recovery, or
+        // a store failure, fewer may do (`capped_admission_needs`).
         "SOME-ADMISSION-CAPPED"
             if moves < capped_admission_needs(config, b.coordinator_crash > 0) =>
         {
-            Some("needs max_tracked_timed_out + max_inflight plan buckets (with a coordinator crash, max(max_tracked_timed_out, max_inflight) + 1, or max_tracked_timed_out + 1 if a store failure or a leader-only election can leave an admitted bucket at its origin)")
+            Some("needs max_tracked_timed_out + max_inflight plan buckets (max_tracked_timed_out + 1 with a store failure, or with a coordinator crash and a leader-only election that can leave an admitted bucket at its origin; max(max_tracked_timed_out, max_inflight) + 1 with a coordinator crash otherwise)")
         }
         // A target is unavailable only while a server is down, and servers go down only by a
         // crash. The clause can hold alone only if `target_unavailable_timeout` is shorter
@@ -463,22 +464,21 @@ fn inv_structure(_: &M, s: &SystemState) -> bool {
     rebalancing == (c.rid.is_some() && (c.any_in_progress() || c.finalize_pending))
 }
 
-/// Spec 7.1: `|running| + |tracked| <= max(M - 1 + max_inflight, restored)`. Admission needs
-/// `|tracked| < M` and adds one running attempt; a timeout moves one from running to tracked; so
-/// with `k` slots the tracked set can reach `M - 1 + k`. (With one slot this is
-/// `|tracked| <= max(M, restored)`, strengthened by the running one; until a preset had two
-/// slots, that one-slot form was all this checked, and it is wrong for more: finding F12.)
 /// The fewest plan buckets with which SOME-ADMISSION-CAPPED is reachable (see its n/a rule).
 fn capped_admission_needs(config: &Config, recovery: bool) -> usize {
     let m = config.max_tracked_timed_out as usize;
     let k = config.max_inflight as usize;
     let b = &config.budgets;
+    // A store failure aborts R3's admission loop at a failed write (R8), leaving slots free and
+    // buckets pending: then M timeouts and one pending bucket suffice, with or without a
+    // recovery (found when a test of the guard's crash clause gave a no-crash configuration a
+    // store failure: two moves, two slots, M = 1 has an example in 4 steps, F18 shard 7/8).
     // After a recovery (R16) every mid-migration bucket is tracked and every bucket at its
     // origin pending, so M mid-migration buckets and one at origin suffice. A bucket admitted
     // but still at its origin (its Phase A write failed, or a leader-only bucket with no live
-    // candidate to elect) is pending after the recovery: then M + 1 buckets.
-    let admitted_at_origin = b.store_failure > 0 || b.server_crash > 0 && !all_moves(config);
-    if recovery && admitted_at_origin {
+    // candidate to elect) is pending after the recovery: then M + 1 buckets too.
+    let leader_only_wait = b.server_crash > 0 && !all_moves(config);
+    if b.store_failure > 0 || recovery && leader_only_wait {
         m + 1
     } else if recovery {
         // Otherwise a bucket is at its origin at the crash only if it was never admitted, so
@@ -491,6 +491,11 @@ fn capped_admission_needs(config: &Config, recovery: bool) -> usize {
     }
 }
 
+/// Spec 7.1: `|running| + |tracked| <= max(M - 1 + max_inflight, restored)`. Admission needs
+/// `|tracked| < M` and adds one running attempt; a timeout moves one from running to tracked; so
+/// with `k` slots the tracked set can reach `M - 1 + k`. (With one slot this is
+/// `|tracked| <= max(M, restored)`, strengthened by the running one; until a preset had two
+/// slots, that one-slot form was all this checked, and it is wrong for more: finding F12.)
 fn inv_tracked_bound(m: &M, s: &SystemState) -> bool {
     let c = &s.coordinator;
     let slots = m.config.max_inflight as usize;

@@ -91,6 +91,21 @@ fn dead_by_spec(s: &SystemState, m: &Message) -> bool {
     }
 }
 
+/// spec 9's superseded requests, restated from its text: an Nli is superseded when a newer one
+/// to the same server and bucket is in flight, from a newer coordinator epoch, or from the same
+/// one with a higher leader or bucket epoch. (With the epochs' `||` turned to `&&`, fewer were
+/// collected and only the graph grew, past the mutation gate's timeout: F18, shard 7/8.)
+fn superseded_by_spec(s: &SystemState, old: &Nli) -> bool {
+    s.network.iter().any(|m| {
+        matches!(m, Message::Nli(new) if new.to == old.to
+            && new.bucket == old.bucket
+            && (new.coordinator_epoch > old.coordinator_epoch
+                || new.coordinator_epoch == old.coordinator_epoch
+                    && (new.leader_epoch > old.leader_epoch
+                        || new.bucket_epoch > old.bucket_epoch)))
+    })
+}
+
 fn is_dead(s: &SystemState, m: &Message) -> bool {
     match m {
         Message::Nli(n) => nli_dead(s, n),
@@ -262,6 +277,15 @@ fn check_preset(name: &str) -> Tally {
             // answer's test `||` -> `&&`, which collected fewer and changed no verdict, F18).
             if let Some(m) = next.network.iter().find(|m| dead_by_spec(&next, m)) {
                 t.fail(format!("{a:?} left dead {m:?} in flight"));
+            }
+            if reduced.collects_superseded_nli() {
+                let left = next
+                    .network
+                    .iter()
+                    .find(|m| matches!(m, Message::Nli(n) if superseded_by_spec(&next, n)));
+                if let Some(m) = left {
+                    t.fail(format!("{a:?} left superseded {m:?} in flight"));
+                }
             }
             if reduced.within_bound(&next) && seen.insert(fingerprint(&next)) {
                 stack.push(next);
