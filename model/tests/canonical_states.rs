@@ -78,3 +78,42 @@ fn every_set_like_field_of_every_reachable_state_is_in_its_order() {
         "at most {most_messages} messages in flight"
     );
 }
+
+/// A deposed coordinator (spec 8's zombie) is kept exactly while it has steps left: a zombie
+/// step that leaves budget keeps it, and one that spends the last drops it, so that no state
+/// holds a zombie that can never act (it would split states that behave alike). R17 keeps one
+/// only with budget too. (Found by mutation, F18 shard 7/8: `zombie_steps > 0` -> `== 0` after
+/// a zombie step changed no verdict, since `ci-zombie` allows one step, after which a kept
+/// zombie is inert.)
+#[test]
+fn a_zombie_is_kept_exactly_while_it_has_steps_left() {
+    let mut config = preset("ci-zombie").expect("preset");
+    config.budgets.zombie_steps = 2;
+    let model = RebalanceModel::new(config, BugSet::none());
+    let init = model.init_state();
+    let mut seen = HashSet::from([fingerprint(&init)]);
+    let mut stack = vec![init];
+    let mut kept_after_a_step = 0;
+    while let Some(s) = stack.pop() {
+        assert!(
+            s.zombie.is_none() || s.budgets.zombie_steps > 0,
+            "a zombie without steps left: {s:?}"
+        );
+        edges(&model, &s, |_, a, next, _| {
+            let stepped = s.zombie.is_some() && next.budgets.zombie_steps < s.budgets.zombie_steps;
+            if stepped {
+                assert_eq!(
+                    next.zombie.is_some(),
+                    next.budgets.zombie_steps > 0,
+                    "after {a:?} with {} zombie steps left",
+                    next.budgets.zombie_steps
+                );
+                kept_after_a_step += usize::from(next.zombie.is_some());
+            }
+            if seen.insert(fingerprint(&next)) {
+                stack.push(next);
+            }
+        });
+    }
+    assert!(kept_after_a_step > 0, "no zombie step left a step to take");
+}
