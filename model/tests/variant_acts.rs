@@ -12,6 +12,7 @@ use common::each_edge;
 use rebalance_model::check::por::reduced;
 use rebalance_model::types::ServerSet;
 use rebalance_model::{preset, Action, BucketStatus, Bug, BugSet, RebalanceModel, SystemState};
+use std::collections::HashSet;
 
 /// Whether `a` is a Cancel whose store write succeeded, taking effect for the first time (R2).
 fn cancel_took_effect(s: &SystemState, a: &Action, next: &SystemState) -> bool {
@@ -117,6 +118,42 @@ fn split_bucket_writes_complete_a_move_only_with_both_assignments_at_the_target(
         });
     }
     assert!(completed > 0, "no move completed, so nothing was checked");
+}
+
+/// The same variant still completes a move, and soon: some move of `ci-store` is COMPLETED
+/// within 12 steps (a breadth-first search to that depth). The walk above needs a completion
+/// too, but it walks the whole graph first, and a variant that never completes grows a graph
+/// it did not finish in ten minutes (`at_target`'s store clause `||` -> `&&`, a timeout of the
+/// mutation gate: F18, whole-set shard 7/8).
+#[test]
+fn split_bucket_writes_complete_a_move_within_twelve_steps() {
+    let bugs = BugSet::of(&[Bug::SplitBucketWrites]);
+    let (model, _) = reduced(preset("ci-store").expect("preset"), bugs);
+    let completed = |s: &SystemState| {
+        s.coordinator
+            .status
+            .iter()
+            .any(|(_, st)| *st == BucketStatus::Completed)
+    };
+    let init = model.init_state();
+    let mut seen = HashSet::from([common::fingerprint(&init)]);
+    let mut level = vec![init];
+    for depth in 0..=12 {
+        if level.iter().any(completed) {
+            println!("a move completed at depth {depth}");
+            return;
+        }
+        let mut next_level = Vec::new();
+        for s in &level {
+            model.successors(s, |_, next, _| {
+                if seen.insert(common::fingerprint(&next)) {
+                    next_level.push(next);
+                }
+            });
+        }
+        level = next_level;
+    }
+    panic!("no move completed within 12 steps under split-bucket-writes");
 }
 
 /// spec 10, `recovery-order` (`[late]`): R2 cancels only the pending buckets at their origin
