@@ -13,6 +13,7 @@
 
 mod common;
 use common::{cycle_bound, each_edge};
+use rebalance_model::types::{Replicas, ServerId, ServerSet};
 use rebalance_model::{
     preset, Action, BucketStatus, BugSet, Event, Key, RebalanceModel, SystemState,
 };
@@ -158,4 +159,66 @@ fn without_give_ups_the_reconcile_count_stops_where_the_backoff_reaches_its_cap(
         most, bound,
         "the count never reached the cap, so the cap was not tested"
     );
+}
+
+/// Spec 3.2's `observe(b)`, restated: the coordinator's view of the bucket's assignment, leader
+/// and ISR (its cache), epochs left out.
+fn observe(
+    s: &SystemState,
+    b: rebalance_model::BucketId,
+) -> (Replicas, Option<ServerId>, ServerSet) {
+    let c = &s.coordinator.cache;
+    let lai = &c.lai[b as usize];
+    (c.assignment[b as usize], lai.leader, lai.isr)
+}
+
+/// R13 and R16 start the progress accounting of R14.2 from what the coordinator sees: an
+/// attempt that becomes tracked (timed out, or restored by a recovery) holds `observe(b)` as its
+/// `observed`. (`observe` -> `Observed::default()` made every tracked attempt look as if it
+/// never progressed; it gives up at R14.3, which every LIVE-* goal allows, and under the progress
+/// check, without R14.3, nothing else reads `observed`: no verdict could see it, and the gate
+/// timed out on it. F18, whole-set shards 1/8 and 7/8.)
+#[test]
+fn an_attempt_that_becomes_tracked_observes_the_buckets_current_metadata() {
+    let mut two_slots = preset("ci-inflight2").expect("preset");
+    two_slots.buckets.truncate(2);
+    two_slots.plan.truncate(2);
+    let (mut timed_out, mut restored) = (0, 0);
+    for (name, config) in [
+        ("ci-inflight2, two buckets", two_slots),
+        (
+            "ci-rf2-recovery",
+            preset("ci-rf2-recovery").expect("preset"),
+        ),
+    ] {
+        let model = RebalanceModel::new(config, BugSet::none());
+        each_edge(&model, |s, a, next, _| {
+            for (b, at) in next.coordinator.attempts.iter() {
+                if next.coordinator.status_of(*b) != Some(BucketStatus::Timeout) {
+                    continue;
+                }
+                let before = s.coordinator.attempt(*b).filter(|x| x.key == at.key);
+                let became_tracked = match before {
+                    Some(_) => s.coordinator.status_of(*b) == Some(BucketStatus::Rebalancing),
+                    None => true,
+                };
+                if !became_tracked {
+                    continue;
+                }
+                let o = &at.observed;
+                assert_eq!(
+                    (o.assignment, o.leader, o.isr),
+                    observe(next, *b),
+                    "{name}: bucket {b} became tracked after {a:?}"
+                );
+                if before.is_some() {
+                    timed_out += 1;
+                } else {
+                    restored += 1;
+                }
+            }
+        });
+    }
+    assert!(timed_out > 0, "no attempt timed out");
+    assert!(restored > 0, "no attempt was restored by a recovery");
 }
