@@ -29,6 +29,8 @@ properties.rs) with cargo-mutants and judges each mutant by verdicts only
   model/tests/action_kinds.rs     every kind of action is taken on some preset
   model/tests/canonical_states.rs every set-like field of a reachable state is in its order
   model/tests/timer_rules.rs      ages, reconcile counts and queue flags move as spec 3.2 says
+  model/tests/rest_premise.rs     every step of the whole model is matched by the abstract model
+                                  of spec 9 ("One bucket against the rest of the plan")
 
 State counts and counterexample lengths are not consulted (REBALANCE_VERDICTS_ONLY=1 turns
 ci_presets.rs's count comparisons off): a mutant that only changes a count survives.

@@ -32,7 +32,7 @@ every bug switch at its home configuration, state by state (model/tests/integrat
 POR_PRESETS=all), and checks the reasons spec 9 gives for the fault family's empty pair cells on
 the move members with a server crash too (model/tests/integration/fault_coverage.rs with
 FAULT_COVERAGE=all), and matches every step of three larger graphs in the abstract rest of a
-plan (spec 9; model/tests/integration/rest.rs with REST_PREMISE=all).
+plan (spec 9; model/tests/rest_premise.rs with REST_PREMISE=all).
 
 Exit code: 0 when every finished check holds, every walk agrees, the suites regenerate unchanged,
 every simulated run passes, no fuzz target fails and the verdicts agree; 1 otherwise. A check that
@@ -259,10 +259,10 @@ else
 fi
 # Spec 9's one bucket against the rest of the plan: every step of the whole model is matched in
 # the abstract one, on the graphs CI leaves out for their size.
-if REST_PREMISE=all cargo test --release -q -p rebalance-model --test integration -- rest::the_larger_graphs_when_asked >/dev/null 2>&1; then
+if REST_PREMISE=all cargo test --release -q -p rebalance-model --test rest_premise -- the_larger_graphs_when_asked >/dev/null 2>&1; then
     echo "rest of the plan: every step of the larger premise graphs is matched by the abstract model's"
 else
-    echo "rest of the plan: A STEP THE ABSTRACT MODEL DOES NOT MATCH (REST_PREMISE=all cargo test --release -p rebalance-model --test integration -- rest::the_larger_graphs_when_asked)"
+    echo "rest of the plan: A STEP THE ABSTRACT MODEL DOES NOT MATCH (REST_PREMISE=all cargo test --release -p rebalance-model --test rest_premise -- the_larger_graphs_when_asked)"
     status=1
 fi
 exit $status

@@ -45,7 +45,7 @@ pub mod ghost_inputs {
 
 /// The abstract rest of the plan (spec 9, "One bucket against the rest of the plan"): the
 /// canonical metadata of an abstract bucket and the abstraction function, public so that
-/// `model/tests/integration/rest.rs` can check that every step of the whole model is matched
+/// `model/tests/rest_premise.rs` can check that every step of the whole model is matched
 /// by steps of the abstract one.
 pub mod rest {
     pub use crate::coordinator::rest::{abstraction, canonical_meta, stale};

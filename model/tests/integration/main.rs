@@ -24,7 +24,6 @@ mod fault_coverage;
 mod por;
 mod presets;
 mod progress;
-mod rest;
 mod suite;
 mod superseded;
 mod traces;
