@@ -9,7 +9,8 @@ usage() {
 usage: scripts/mutants-ledger.sh OUT_DIR SHARD COMMIT
 
   OUT_DIR   the directory given to scripts/model-mutants.sh (holding mutants.out/outcomes.json)
-  SHARD     the shard it ran, as 1/8
+  SHARD     the shard it ran, as 1/8, or a name for a run of `--again` over names from
+            several shards, as again-1 (lowercase letters, digits and dashes)
   COMMIT    the commit of the tree it mutated
 
 Prints tab-separated lines `SHARD COMMIT OUTCOME MUTANT` (OUTCOME: caught, missed, timeout or
@@ -22,7 +23,7 @@ case "${1:-}" in -h | --help) usage; exit 0 ;; esac
 [ $# -eq 3 ] || { echo "error: three arguments: OUT_DIR SHARD COMMIT (see --help)" >&2; exit 2; }
 json="$1/mutants.out/outcomes.json"
 [ -f "$json" ] || { echo "error: $json does not exist (see --help)" >&2; exit 2; }
-[[ "$2" =~ ^[0-9]+/[0-9]+$ ]] || { echo "error: SHARD is K/N, as 1/8 (see --help)" >&2; exit 2; }
+[[ "$2" =~ ^([0-9]+/[0-9]+|[a-z][a-z0-9-]*)$ ]] || { echo "error: SHARD is K/N, as 1/8, or a name, as again-1 (see --help)" >&2; exit 2; }
 python3 - "$json" "$2" "$3" <<'PY'
 import json, sys
 path, shard, commit = sys.argv[1:]
