@@ -6,7 +6,7 @@
 //! since the queued timeouts are only ever searched linearly (F18, whole-set shard 3/8).
 
 use rebalance_model::check::walk::{edges, fingerprint};
-use rebalance_model::{preset, BugSet, RebalanceModel, SystemState};
+use rebalance_model::{preset, Action, BugSet, RebalanceModel, SystemState};
 use std::collections::HashSet;
 
 fn strictly_ascending<T: Ord>(xs: &[T]) -> bool {
@@ -89,18 +89,25 @@ fn every_set_like_field_of_every_reachable_state_is_in_its_order() {
 fn a_zombie_is_kept_exactly_while_it_has_steps_left() {
     let mut zombie2 = preset("ci-zombie").expect("preset");
     zombie2.budgets.zombie_steps = 2;
+    // A duplicated response, so that two identical copies can wait for the zombie.
+    zombie2.budgets.message_duplication = 1;
     // And no zombie at all where a coordinator crash has no zombie steps (R17's `> 0` as `>= 0`
     // survived: F18, whole-set shard 4/8).
     let no_zombie = preset("ci-coordinator-crash").expect("preset");
     assert_eq!(no_zombie.budgets.zombie_steps, 0);
-    let mut kept_after_a_step = 0;
+    let (mut kept_after_a_step, mut zombie_deliveries) = (0, 0);
     for config in [zombie2, no_zombie] {
-        walk_zombies(config, &mut kept_after_a_step);
+        walk_zombies(config, &mut kept_after_a_step, &mut zombie_deliveries);
     }
     assert!(kept_after_a_step > 0, "no zombie step left a step to take");
+    assert!(zombie_deliveries > 0, "the zombie never took a response");
 }
 
-fn walk_zombies(config: rebalance_model::Config, kept_after_a_step: &mut usize) {
+fn walk_zombies(
+    config: rebalance_model::Config,
+    kept_after_a_step: &mut usize,
+    zombie_deliveries: &mut usize,
+) {
     let model = RebalanceModel::new(config, BugSet::none());
     let init = model.init_state();
     let mut seen = HashSet::from([fingerprint(&init)]);
@@ -110,7 +117,21 @@ fn walk_zombies(config: rebalance_model::Config, kept_after_a_step: &mut usize) 
             s.zombie.is_none() || s.budgets.zombie_steps > 0,
             "a zombie without steps left: {s:?}"
         );
+        let mut listed = Vec::new();
         edges(&model, &s, |_, a, next, _| {
+            // The zombie takes only responses to its own requests, one action for each run of
+            // identical copies (`zombie_candidates`; its `&&` turned to `||` listed every
+            // response, and copies again: F18, whole-set shard 4/8).
+            if let Action::ZombieDeliverNliResponse { msg } = &a {
+                let ce = s.zombie.as_ref().expect("a zombie acts").ce;
+                assert_eq!(
+                    msg.context.coordinator_epoch, ce,
+                    "{a:?} by the zombie of {ce}"
+                );
+                *zombie_deliveries += 1;
+            }
+            assert!(!listed.contains(&a), "{a:?} listed twice in {s:?}");
+            listed.push(a.clone());
             let stepped = s.zombie.is_some() && next.budgets.zombie_steps < s.budgets.zombie_steps;
             if stepped {
                 assert_eq!(

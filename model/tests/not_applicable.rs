@@ -210,3 +210,39 @@ fn without_a_recovery_a_leader_only_wait_does_not_shorten_the_need() {
         "max_tracked_timed_out + max_inflight",
     );
 }
+
+/// No LIVE-* goal applies against an abstract rest of the plan (spec 9: a Rest step is
+/// optional, so the rest may keep a slot forever), and each applies again once the same plan is
+/// concrete. (With the abstract guard turned off, the goals were applicable there, and no gate
+/// test read a configuration with abstract buckets: F18, the abstract rest's own mutants.)
+#[test]
+fn no_liveness_goal_applies_against_an_abstract_rest() {
+    let path = format!(
+        "{}/configs/rest-rf2-recovery.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut c = Config::from_json_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!c.abstract_buckets.is_empty());
+    c.no_give_up = true; // so that LIVE-PROGRESS would apply but for the abstract rest
+    let goals: Vec<&str> = rebalance_model::properties::all()
+        .into_iter()
+        .map(|p| p.name)
+        .filter(|n| n.starts_with("LIVE-"))
+        .collect();
+    assert!(goals.len() >= 5, "only {goals:?}");
+    for goal in &goals {
+        let why = rebalance_model::properties::always_not_applicable(goal, &c);
+        assert!(
+            why.is_some_and(|w| w.contains("abstract_buckets")),
+            "{goal}: {why:?} with abstract buckets"
+        );
+    }
+    c.abstract_buckets.clear();
+    for goal in &goals {
+        assert_eq!(
+            rebalance_model::properties::always_not_applicable(goal, &c),
+            None,
+            "{goal} with the same plan concrete"
+        );
+    }
+}
