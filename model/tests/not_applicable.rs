@@ -30,6 +30,18 @@ fn assert_na(config: Config, property: &str, reason: &str) {
     }
 }
 
+/// SOME-ADMISSION-CAPPED is applicable on `c` and has an example: the first one, by a
+/// breadth-first search that stops there.
+fn assert_capped_admission_has_an_example(c: Config) {
+    assert_eq!(
+        rebalance_model::properties::not_applicable("SOME-ADMISSION-CAPPED", &c),
+        None
+    );
+    let (model, _) = reduced(c, BugSet::none());
+    let found = first_discoveries(&model, &["SOME-ADMISSION-CAPPED"]);
+    assert_eq!(found.len(), 1, "no example of SOME-ADMISSION-CAPPED");
+}
+
 /// `ci-two-buckets` (two moves, a coordinator crash) without its cancel, with two slots and one
 /// tracked attempt: the shape of the capped-admission guards below.
 fn two_moves_two_slots_one_tracked() -> Config {
@@ -103,14 +115,7 @@ fn capped_admission_with_a_recovery_and_a_failed_phase_a_needs_only_m_plus_one_b
     c.budgets.store_failure = 1;
     c.max_tracked_timed_out = 1;
     c.max_inflight = 2;
-    // Not n/a, and an example exists: the first one, by a breadth-first search that stops there.
-    assert_eq!(
-        rebalance_model::properties::not_applicable("SOME-ADMISSION-CAPPED", &c),
-        None
-    );
-    let (model, _) = reduced(c, BugSet::none());
-    let found = first_discoveries(&model, &["SOME-ADMISSION-CAPPED"]);
-    assert_eq!(found.len(), 1, "no example of SOME-ADMISSION-CAPPED");
+    assert_capped_admission_has_an_example(c);
 }
 
 #[test]
@@ -168,13 +173,7 @@ fn without_a_server_crash_leader_only_buckets_need_max_m_k_plus_one() {
 #[test]
 fn capped_admission_with_a_recovery_and_a_leader_only_wait_needs_only_m_plus_one_buckets() {
     let c = two_leader_only_buckets_two_slots(1);
-    assert_eq!(
-        rebalance_model::properties::not_applicable("SOME-ADMISSION-CAPPED", &c),
-        None
-    );
-    let (model, _) = reduced(c, BugSet::none());
-    let found = first_discoveries(&model, &["SOME-ADMISSION-CAPPED"]);
-    assert_eq!(found.len(), 1, "no example of SOME-ADMISSION-CAPPED");
+    assert_capped_admission_has_an_example(c);
 }
 
 /// A store failure aborts the admission loop at its failed write, so a bucket stays pending with
@@ -186,13 +185,7 @@ fn capped_admission_with_a_store_failure_needs_only_m_plus_one_buckets_without_a
     let mut c = two_moves_two_slots_one_tracked();
     c.budgets.coordinator_crash = 0;
     c.budgets.store_failure = 1;
-    assert_eq!(
-        rebalance_model::properties::not_applicable("SOME-ADMISSION-CAPPED", &c),
-        None
-    );
-    let (model, _) = reduced(c, BugSet::none());
-    let found = first_discoveries(&model, &["SOME-ADMISSION-CAPPED"]);
-    assert_eq!(found.len(), 1, "no example of SOME-ADMISSION-CAPPED");
+    assert_capped_admission_has_an_example(c);
 }
 
 /// The leader-only wait shortens the need only after a recovery, which puts the waiting bucket
