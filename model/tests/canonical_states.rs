@@ -131,7 +131,7 @@ fn walk_zombies(
                 *zombie_deliveries += 1;
             }
             assert!(!listed.contains(&a), "{a:?} listed twice in {s:?}");
-            listed.push(a.clone());
+            listed.push(a);
             let stepped = s.zombie.is_some() && next.budgets.zombie_steps < s.budgets.zombie_steps;
             if stepped {
                 assert_eq!(
