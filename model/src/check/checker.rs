@@ -1,18 +1,28 @@
-//! Running a check: Stateright's DFS/BFS/simulation with our own clock and progress, verdicts
-//! per property, and shortest counterexamples from [`crate::check::shortest`].
+//! Running a check: our DFS ([`crate::check::dfs`]), or Stateright's DFS, BFS or simulation, with
+//! our own clock and progress, verdicts per property, and shortest counterexamples from
+//! [`crate::check::shortest`].
 
+use crate::check::dfs;
 use crate::check::shortest::{self, Counterexample};
 use crate::model::RebalanceModel;
 use crate::properties;
 use stateright::{Checker, Expectation, HasDiscoveries, Model};
 use std::collections::BTreeSet;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
+    /// Our depth-first search ([`crate::check::dfs`]): Stateright's graph and verdicts, faster.
     Dfs,
+    /// Stateright's own depth-first checker, kept to compare against ([`crate::check::dfs`]'s
+    /// tests, the speed comparison in docs/measurements.md).
+    StaterightDfs,
     Bfs,
-    Simulate { seed: u64, seconds: u64 },
+    Simulate {
+        seed: u64,
+        seconds: u64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,18 +107,23 @@ impl CheckOptions {
 
 /// Runs the check to completion (or the simulation for its duration).
 pub fn check(model: &RebalanceModel, opts: &CheckOptions) -> CheckReport {
-    // Never stop early: the counts must be those of the whole graph.
-    let never = HasDiscoveries::AllOf(BTreeSet::from(["(never)"]));
     model.reset_truncated();
     model.reset_fair_ends();
+    let start = Instant::now();
+    if opts.strategy == Strategy::Dfs {
+        return own_dfs(model, start, opts);
+    }
+    // Never stop early: the counts must be those of the whole graph.
+    let never = HasDiscoveries::AllOf(BTreeSet::from(["(never)"]));
     let builder = model
         .clone()
         .checker()
         .threads(opts.threads)
         .finish_when(never);
-    let start = Instant::now();
     match opts.strategy {
-        Strategy::Dfs => finish(model, builder.spawn_dfs(), start, true, opts),
+        Strategy::Dfs | Strategy::StaterightDfs => {
+            finish(model, builder.spawn_dfs(), start, true, opts)
+        }
         Strategy::Bfs => finish(model, builder.spawn_bfs(), start, true, opts),
         Strategy::Simulate { seed, seconds } => finish(
             model,
@@ -120,6 +135,43 @@ pub fn check(model: &RebalanceModel, opts: &CheckOptions) -> CheckReport {
             opts,
         ),
     }
+}
+
+fn own_dfs(model: &RebalanceModel, start: Instant, opts: &CheckOptions) -> CheckReport {
+    let every = opts.progress.unwrap_or(Duration::from_secs(3600));
+    let mut last = Instant::now();
+    let search = dfs::search(model, opts.threads, every, |p| {
+        if opts.progress.is_some() && last.elapsed() >= every {
+            last = Instant::now();
+            eprintln!(
+                "[{:>6.1}s] {} unique states, {} total, depth {}",
+                start.elapsed().as_secs_f64(),
+                p.unique_states.load(Ordering::Relaxed),
+                p.total_states.load(Ordering::Relaxed),
+                p.max_depth.load(Ordering::Relaxed)
+            );
+        }
+    });
+    let seconds = start.elapsed().as_secs_f64();
+    let names: Vec<&'static str> = model.properties().iter().map(|p| p.name).collect();
+    let found = |name: &str| {
+        let i = names.iter().position(|n| *n == name)?;
+        search.discoveries[i]
+    };
+    let (verdicts, violated) = verdicts(model, found);
+    report(
+        model,
+        verdicts,
+        violated,
+        opts,
+        Counts {
+            unique_states: search.unique_states,
+            total_states: search.total_states,
+            max_depth: search.max_depth,
+            seconds,
+            exhaustive: true,
+        },
+    )
 }
 
 fn finish<C: Checker<RebalanceModel>>(
@@ -148,10 +200,46 @@ fn finish<C: Checker<RebalanceModel>>(
     let checker = checker.join();
     let seconds = start.elapsed().as_secs_f64();
     let discoveries = checker.discoveries();
+    let found = |name: &str| {
+        discoveries
+            .get(name)
+            .map(|path| path.clone().into_actions().len())
+    };
+    let (verdicts, violated) = verdicts(model, found);
+    report(
+        model,
+        verdicts,
+        violated,
+        opts,
+        Counts {
+            unique_states: checker.unique_state_count(),
+            total_states: checker.state_count(),
+            max_depth: checker.max_depth(),
+            seconds,
+            exhaustive,
+        },
+    )
+}
+
+/// A search's own figures, before the verdicts are added.
+struct Counts {
+    unique_states: usize,
+    total_states: usize,
+    max_depth: usize,
+    seconds: f64,
+    exhaustive: bool,
+}
+
+/// Each property's verdict from `found` (a discovery's number of actions, by property name),
+/// and the violated ones.
+fn verdicts(
+    model: &RebalanceModel,
+    found: impl Fn(&str) -> Option<usize>,
+) -> (Vec<(&'static str, Verdict)>, Vec<&'static str>) {
     let mut verdicts = Vec::new();
     let mut violated = Vec::new();
     for p in model.properties() {
-        let found = discoveries.get(p.name);
+        let found = found(p.name);
         let v = match p.expectation {
             Expectation::Always | Expectation::Eventually => match found {
                 Some(_) => {
@@ -164,7 +252,7 @@ fn finish<C: Checker<RebalanceModel>>(
                 },
             },
             Expectation::Sometimes => match found {
-                Some(path) => Verdict::ExampleFound(path.clone().into_actions().len()),
+                Some(steps) => Verdict::ExampleFound(steps),
                 None => match properties::property_not_applicable(&p, &model.config) {
                     Some(why) => Verdict::NotApplicable(why),
                     None => Verdict::NoExample,
@@ -173,6 +261,16 @@ fn finish<C: Checker<RebalanceModel>>(
         };
         verdicts.push((p.name, v));
     }
+    (verdicts, violated)
+}
+
+fn report(
+    model: &RebalanceModel,
+    mut verdicts: Vec<(&'static str, Verdict)>,
+    violated: Vec<&'static str>,
+    opts: &CheckOptions,
+    counts: Counts,
+) -> CheckReport {
     if opts.shortest && !violated.is_empty() {
         // Shortest paths of the whole graph, whose action indices the Explorer opens: the
         // reduced graph holds a violation wherever the whole one does (spec 9), but not
@@ -186,11 +284,11 @@ fn finish<C: Checker<RebalanceModel>>(
         }
     }
     CheckReport {
-        unique_states: checker.unique_state_count(),
-        total_states: checker.state_count(),
-        max_depth: checker.max_depth(),
-        seconds,
-        exhaustive,
+        unique_states: counts.unique_states,
+        total_states: counts.total_states,
+        max_depth: counts.max_depth,
+        seconds: counts.seconds,
+        exhaustive: counts.exhaustive,
         truncated: model.truncated(),
         fair_end_states: model.fair_ends(),
         verdicts,

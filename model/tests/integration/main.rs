@@ -18,6 +18,7 @@ mod cli;
 mod common;
 mod cycles;
 mod designs;
+mod dfs_engine;
 mod explorer;
 mod fairness;
 mod fault_coverage;

@@ -34,6 +34,9 @@ struct Cli {
 enum StrategyArg {
     /// Depth-first, exhaustive; keeps only fingerprints (least memory).
     Dfs,
+    /// Stateright's own depth-first checker: the same graph, counts and verdicts as `dfs`, more
+    /// time per state; for comparison.
+    StaterightDfs,
     /// Breadth-first, exhaustive; keeps whole states.
     Bfs,
     /// Random walks from a seed for --seconds; not exhaustive.
@@ -473,6 +476,7 @@ fn main() -> ExitCode {
             };
             let strategy = match strategy {
                 StrategyArg::Dfs => Strategy::Dfs,
+                StrategyArg::StaterightDfs => Strategy::StaterightDfs,
                 StrategyArg::Bfs => Strategy::Bfs,
                 StrategyArg::Simulate => {
                     eprintln!("simulation seed: {seed}");
