@@ -30,7 +30,9 @@ impl Model for RebalanceModel {
     }
 
     fn next_state(&self, state: &SystemState, action: Action) -> Option<SystemState> {
-        self.step(state, &action).map(|(s, _)| s)
+        let mut next = state.clone();
+        self.step_into(state, &action, &mut next)?;
+        Some(next)
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
