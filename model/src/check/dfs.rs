@@ -24,11 +24,11 @@
 //! length can differ) and `max_depth` (the deepest state in this run's DFS tree), both
 //! depending on the order and, with threads, on timing.
 
+use crate::check::walk::fingerprint;
 use crate::model::RebalanceModel;
 use crate::state::SystemState;
 use stateright::{Expectation, Model, Property};
 use std::collections::VecDeque;
-use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -54,20 +54,6 @@ pub struct Progress {
     pub unique_states: AtomicUsize,
     pub total_states: AtomicUsize,
     pub max_depth: AtomicUsize,
-}
-
-/// The fingerprint Stateright 0.31 gives a state: AHash with its fixed seeds
-/// (`stateright::fingerprint`, private there). Zero, which Stateright refuses, is read as 1.
-pub fn fingerprint(state: &SystemState) -> u64 {
-    const KEY1: u64 = 123_456_789_987_654_321;
-    const KEY2: u64 = 98_765_432_123_456_789;
-    // Stateright's steps, spelled out: ahash's `hash_one` may take a specialised path.
-    #[allow(clippy::manual_hash_one)]
-    {
-        let mut h = ahash::RandomState::with_seeds(KEY1, KEY2, 0, 0).build_hasher();
-        state.hash(&mut h);
-        h.finish().max(1)
-    }
 }
 
 /// Searches `model`'s whole graph on `threads` threads (at least one), calling `tick` with the

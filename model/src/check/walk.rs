@@ -8,14 +8,22 @@ use crate::action::{Action, StepOutput};
 use crate::model::RebalanceModel;
 use crate::state::SystemState;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::ops::ControlFlow;
 
-/// A state's fingerprint: std's SipHash with fixed keys, the same on every run.
+/// A state's fingerprint, the one every search of ours and Stateright's checker give it:
+/// AHash with Stateright 0.31's fixed seeds (`stateright::fingerprint`, private there), the same
+/// on every run. Zero, which Stateright refuses, is read as 1.
 pub fn fingerprint(s: &SystemState) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    s.hash(&mut h);
-    h.finish()
+    const KEY1: u64 = 123_456_789_987_654_321;
+    const KEY2: u64 = 98_765_432_123_456_789;
+    // Stateright's steps, spelled out: ahash's `hash_one` may take a specialised path.
+    #[allow(clippy::manual_hash_one)]
+    {
+        let mut h = ahash::RandomState::with_seeds(KEY1, KEY2, 0, 0).build_hasher();
+        s.hash(&mut h);
+        h.finish().max(1)
+    }
 }
 
 /// The edges out of `state`: action index (in candidate order), action, successor, output.

@@ -258,8 +258,8 @@ enum Command {
     /// "state B" is size_of::<SystemState>(), what one state takes on the DFS stack.
     ///
     /// The profile times, per expanded state: enumerate (candidate actions), step (every
-    /// candidate, less its clone), clone (of the state, once per candidate), hash (std's
-    /// SipHash fingerprint of every successor; Stateright's ahash is faster) and properties
+    /// candidate, less its clone), clone (of the state, once per candidate), hash (the
+    /// fingerprint of every successor, Stateright's AHash) and properties
     /// (every condition on the state). Shares are of the sum of these phases.
     Bench {
         /// A preset name or a path to a JSON configuration file; repeatable. The default is
