@@ -93,14 +93,19 @@ fn our_dfs_finds_the_violations_stateright_s_finds() {
     }
 }
 
-/// A network bound that cuts transitions off: both count the same cut.
+/// A network bound that cuts transitions off, on a graph of some size: both count the same cut.
 #[test]
 fn our_dfs_counts_the_transitions_a_bound_cuts_off_as_stateright_s() {
     let mut config = preset("ci-messages").unwrap();
-    config.max_network = Some(1);
+    config.max_network = Some(2);
     let r = agree(
-        "ci-messages, network bound 1",
+        "ci-messages, network bound 2",
         &RebalanceModel::new(config, BugSet::none()),
     );
     assert!(r.truncated > 0, "the bound cut nothing off");
+    assert!(
+        r.unique_states > 1000,
+        "a graph of {} states says little",
+        r.unique_states
+    );
 }
