@@ -278,6 +278,13 @@ fn check_preset(name: &str) -> Tally {
             if let Some(m) = next.network.iter().find(|m| dead_by_spec(&next, m)) {
                 t.fail(format!("{a:?} left dead {m:?} in flight"));
             }
+            if let Some(why) = next
+                .network
+                .iter()
+                .find_map(|m| context_not_behind(&next, m))
+            {
+                t.fail(format!("after {a:?}: {why}"));
+            }
             if reduced.collects_superseded_nli() {
                 let left = next
                     .network
@@ -293,6 +300,30 @@ fn check_preset(name: &str) -> Tally {
         });
     }
     t
+}
+
+/// Why a response in flight breaks the premises of `response_dead`'s leader-epoch clause, if it
+/// does. A response's context is the coordinator's cache when it sent the request, and the cache
+/// is the store (INV-CONTEXT-COHERENT), whose epochs only grow: so no context is ahead of the
+/// store's, and one whose leader epoch is behind also has its bucket epoch behind (a leader
+/// change is a write, and every write raises the bucket epoch). The leader-epoch clause is then
+/// redundant with the bucket-epoch one, which is why mutating its `<` to `>` changes nothing
+/// (spec/findings.md F18, shard 4/8); these premises are what make that mutant equivalent.
+fn context_not_behind(s: &SystemState, m: &Message) -> Option<String> {
+    let Message::NliResponse(r) = m else {
+        return None;
+    };
+    let lai = s.store.buckets.lai[r.bucket as usize];
+    let c = &r.context;
+    if c.leader_epoch > lai.leader_epoch || c.bucket_epoch > lai.bucket_epoch {
+        return Some(format!("{m:?} has a context ahead of the store's {lai:?}"));
+    }
+    if c.leader_epoch < lai.leader_epoch && c.bucket_epoch >= lai.bucket_epoch {
+        return Some(format!(
+            "{m:?} is behind the store's leader epoch but not its bucket epoch ({lai:?})"
+        ));
+    }
+    None
 }
 
 fn assert_claims_hold(name: &str) -> Tally {
