@@ -239,6 +239,61 @@ fn the_larger_graphs_when_asked() {
     }
 }
 
+/// The abstract model stays in the abstraction's image: each of its reachable states is its
+/// own abstraction (its step's ghosts aside), so an abstract bucket's metadata is always one of
+/// its canonical values, and it has no messages, views or repairs of its own. The premise
+/// above shows the abstract model can do whatever the whole one does; this shows it does it
+/// abstractly, which `every_step_is_matched` cannot see: an abstract model that ran R4's
+/// concrete election or Phase A for an abstract bucket would still match every step (found by
+/// mutating `execute`'s abstract guard to `false`, spec/findings.md F18).
+fn stays_abstract(name: &str) -> usize {
+    let config = premise(name);
+    let mut states = 0;
+    for b in 0..config.bucket_count() {
+        let mut config = reduced(config.clone(), BugSet::none()).0.config;
+        config.abstract_buckets = (0..config.bucket_count()).filter(|c| *c != b).collect();
+        config.validate().expect("an abstract configuration");
+        let model = RebalanceModel::new(config, BugSet::none());
+        let init = model.init_state();
+        let mut seen = HashSet::from([fingerprint(&init)]);
+        let mut stack = vec![init];
+        while let Some(s) = stack.pop() {
+            states += 1;
+            let mut own = s.clone();
+            own.ghost.last = Default::default();
+            own.ghost.violations = Default::default();
+            let image = abstraction(&model.config, &s);
+            assert!(
+                image == own,
+                "{name}, bucket {b} concrete: a state of the abstract model is not abstract \
+                 (- the state, + its abstraction):\n{}",
+                changed(&own, &image)
+            );
+            edges(&model, &s, |_, _, next, _| {
+                if seen.insert(fingerprint(&next)) {
+                    stack.push(next);
+                }
+            });
+        }
+    }
+    states
+}
+
+#[test]
+fn the_abstract_model_stays_abstract() {
+    for name in [
+        "leader-only-and-move-store-failure",
+        "leader-only-and-move-message-loss",
+        "leader-only-and-move-deletion-cancel",
+        "two-moves-two-slots-store-failure",
+        "two-leader-only-coordinator-crash",
+    ] {
+        let states = stays_abstract(name);
+        eprintln!("{name}: {states} abstract states, each its own abstraction");
+        assert!(states > 100, "{name}: only {states} states");
+    }
+}
+
 /// The lines of the pretty-printed states that differ, each with the field path above it.
 fn changed(from: &SystemState, to: &SystemState) -> String {
     let (a, b) = (format!("{from:#?}"), format!("{to:#?}"));
