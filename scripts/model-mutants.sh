@@ -30,7 +30,8 @@ properties.rs) with cargo-mutants and judges each mutant by verdicts only
   model/tests/canonical_states.rs every set-like field of a reachable state is in its order
   model/tests/timer_rules.rs      ages, reconcile counts and queue flags move as spec 3.2 says
   model/tests/rest_premise.rs     every step of the whole model is matched by the abstract model
-                                  of spec 9 ("One bucket against the rest of the plan")
+                                  of spec 9 ("One bucket against the rest of the plan"), and
+                                  every state of the abstract model is its own abstraction
   model/tests/liveness_rules.rs   R19 and R20 touch only the buckets the server hosts
 
 State counts and counterexample lengths are not consulted (REBALANCE_VERDICTS_ONLY=1 turns
