@@ -143,12 +143,11 @@ fn own_dfs(model: &RebalanceModel, start: Instant, opts: &CheckOptions) -> Check
     let search = dfs::search(model, opts.threads, every, |p| {
         if opts.progress.is_some() && last.elapsed() >= every {
             last = Instant::now();
-            eprintln!(
-                "[{:>6.1}s] {} unique states, {} total, depth {}",
-                start.elapsed().as_secs_f64(),
+            progress_line(
+                start,
                 p.unique_states.load(Ordering::Relaxed),
                 p.total_states.load(Ordering::Relaxed),
-                p.max_depth.load(Ordering::Relaxed)
+                p.max_depth.load(Ordering::Relaxed),
             );
         }
     });
@@ -158,11 +157,9 @@ fn own_dfs(model: &RebalanceModel, start: Instant, opts: &CheckOptions) -> Check
         let i = names.iter().position(|n| *n == name)?;
         search.discoveries[i]
     };
-    let (verdicts, violated) = verdicts(model, found);
     report(
         model,
-        verdicts,
-        violated,
+        found,
         opts,
         Counts {
             unique_states: search.unique_states,
@@ -187,12 +184,11 @@ fn finish<C: Checker<RebalanceModel>>(
         if let Some(every) = opts.progress {
             if last.elapsed() >= every {
                 last = Instant::now();
-                eprintln!(
-                    "[{:>6.1}s] {} unique states, {} total, depth {}",
-                    start.elapsed().as_secs_f64(),
+                progress_line(
+                    start,
                     checker.unique_state_count(),
                     checker.state_count(),
-                    checker.max_depth()
+                    checker.max_depth(),
                 );
             }
         }
@@ -205,11 +201,9 @@ fn finish<C: Checker<RebalanceModel>>(
             .get(name)
             .map(|path| path.clone().into_actions().len())
     };
-    let (verdicts, violated) = verdicts(model, found);
     report(
         model,
-        verdicts,
-        violated,
+        found,
         opts,
         Counts {
             unique_states: checker.unique_state_count(),
@@ -221,6 +215,14 @@ fn finish<C: Checker<RebalanceModel>>(
     )
 }
 
+/// One line of `--progress` on stderr.
+fn progress_line(start: Instant, unique: usize, total: usize, depth: usize) {
+    eprintln!(
+        "[{:>6.1}s] {unique} unique states, {total} total, depth {depth}",
+        start.elapsed().as_secs_f64()
+    );
+}
+
 /// A search's own figures, before the verdicts are added.
 struct Counts {
     unique_states: usize,
@@ -230,8 +232,7 @@ struct Counts {
     exhaustive: bool,
 }
 
-/// Each property's verdict from `found` (a discovery's number of actions, by property name),
-/// and the violated ones.
+/// Each property's verdict from `found`, and the violated ones.
 fn verdicts(
     model: &RebalanceModel,
     found: impl Fn(&str) -> Option<usize>,
@@ -264,13 +265,15 @@ fn verdicts(
     (verdicts, violated)
 }
 
+/// The report of a search: its counts, and each property's verdict from `found` (a discovery's
+/// number of actions, by property name), with shortest counterexamples if asked for.
 fn report(
     model: &RebalanceModel,
-    mut verdicts: Vec<(&'static str, Verdict)>,
-    violated: Vec<&'static str>,
+    found: impl Fn(&str) -> Option<usize>,
     opts: &CheckOptions,
     counts: Counts,
 ) -> CheckReport {
+    let (mut verdicts, violated) = verdicts(model, found);
     if opts.shortest && !violated.is_empty() {
         // Shortest paths of the whole graph, whose action indices the Explorer opens: the
         // reduced graph holds a violation wherever the whole one does (spec 9), but not
