@@ -5,7 +5,8 @@
 //! and `next_state` in the same order, `within_boundary` on every successor, a state expanded
 //! the first time its fingerprint is seen, and every property evaluated on every state it
 //! expands. The fingerprint is Stateright's own (its fixed-seed AHash), so the unique states are
-//! Stateright's to the state; `integration/dfs_engine.rs` checks counts and verdicts against it.
+//! Stateright's to the state; `model/tests/integration/dfs_engine.rs` checks counts and
+//! verdicts against it.
 //!
 //! What it saves per state, measured in docs/measurements.md ("Our DFS against Stateright's"):
 //! - no path per pending state. Stateright gives each successor a copy of its parent's action
