@@ -167,6 +167,7 @@ impl Shared<'_> {
     /// the pool when its stack is empty, and gives half of its stack (the oldest, shallowest
     /// states, whose subtrees are the largest) when another worker waits for work.
     fn work(&self) {
+        let _ends = EndOnPanic(self);
         let mut stack = VecDeque::new();
         let mut actions = Vec::new();
         let mut local = Local::default();
@@ -274,6 +275,20 @@ impl Shared<'_> {
             let half = stack.len() / 2;
             pool.batches.push(stack.drain(..half).collect());
             self.wake.notify_one();
+        }
+    }
+}
+
+/// Ends the search when a worker panics (a model step that panics, as a mutant may make it): the
+/// workers waiting for work would otherwise wait for it forever, and the search would hang where
+/// it should fail. The panic reaches the caller through the thread scope.
+struct EndOnPanic<'a, 'm>(&'a Shared<'m>);
+
+impl Drop for EndOnPanic<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.lock_pool().done = true;
+            self.0.wake.notify_all();
         }
     }
 }
