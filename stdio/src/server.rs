@@ -4,11 +4,17 @@
 //! (an in-memory store with fault injection, seeded by `start`) and the snapshots the harness
 //! asked for. The event queue and the clock are the harness's: it feeds events back as inputs
 //! and sends `now_ms` with every input.
+//!
+//! The manager runs inside the library's host ([`rebalance_stores::Host`]) with batches of one
+//! write: every write is durable before its input ends, so nothing is ever held, and every
+//! effect an input emits is answered at once. The host's own routing (its event queue, the
+//! messages it would send) is not used: the harness routes the emitted effects itself.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Read, Write};
 
 use rebalance_manager as mgr;
+use rebalance_stores::{Flow, GroupCommit, Host, Observer};
 
 use crate::convert;
 use crate::decode::{self, WireError};
@@ -37,8 +43,23 @@ pub enum ServeError {
 pub struct Server {
     greeted: bool,
     config: Option<mgr::Config>,
-    manager: Option<mgr::Manager<mgr::MemStore>>,
-    saved: HashMap<u64, mgr::Manager<mgr::MemStore>>,
+    host: Option<Stdio>,
+    saved: HashMap<u64, Stdio>,
+}
+
+/// The manager in its host, on the in-memory store, one write a batch.
+type Stdio = Host<GroupCommit<mgr::MemStore>>;
+
+/// The host's observer here: it keeps what an input emitted, for the response.
+struct Emitted(Vec<mgr::Effect>);
+
+impl Observer<()> for Emitted {
+    type Error = std::convert::Infallible;
+
+    fn handled(&mut self, _: &(), effects: &[mgr::Effect]) -> Result<(), Self::Error> {
+        self.0.extend_from_slice(effects);
+        Ok(())
+    }
 }
 
 fn refuse(path: &str, message: impl Into<String>) -> ErrorLine {
@@ -122,7 +143,7 @@ fn check_store(s: &crate::wire::Store) -> Result<(), ErrorLine> {
 /// The clock is the harness's, and it never goes back: an input or a restart at a time before
 /// the one the coordinator has reached is refused (after a `restore`, the time of the restored
 /// state counts).
-fn check_clock(m: &mgr::Manager<mgr::MemStore>, now_ms: u64) -> Result<(), ErrorLine> {
+fn check_clock(m: &mgr::Manager<GroupCommit<mgr::MemStore>>, now_ms: u64) -> Result<(), ErrorLine> {
     if now_ms < m.now_ms() {
         return Err(refuse(
             "now_ms",
@@ -138,7 +159,7 @@ fn check_clock(m: &mgr::Manager<mgr::MemStore>, now_ms: u64) -> Result<(), Error
 /// A server going down must be up, one coming up must be down (the live set is the
 /// coordinator's, R19 and R20).
 fn check_server_change(
-    m: &mgr::Manager<mgr::MemStore>,
+    m: &mgr::Manager<GroupCommit<mgr::MemStore>>,
     input: &crate::wire::Input,
 ) -> Result<(), ErrorLine> {
     match input {
@@ -199,34 +220,49 @@ impl Server {
             }
             Request::Restart { live: l, now_ms } => {
                 check_ms(now_ms, "now_ms")?;
-                let (Some(config), Some(m)) = (self.config.clone(), self.manager.take()) else {
+                let (Some(config), Some(h)) = (self.config.clone(), self.host.take()) else {
                     return Err(refuse("op", "`restart` before `start`"));
                 };
-                check_clock(&m, now_ms)?;
+                if let Err(e) = check_clock(h.manager(), now_ms) {
+                    self.host = Some(h);
+                    return Err(e);
+                }
                 // R17: the incarnation's memory is gone; its store stays.
-                let store = m.into_store();
+                let store = h.stop().store.into_inner();
                 Ok(self.start(config, store, live(&l), now_ms))
             }
             Request::FailStoreOp { nth } => {
                 if nth == 0 || nth > u64::from(u32::MAX) {
                     return Err(refuse("nth", format!("{nth} is not in 1..={}", u32::MAX)));
                 }
-                self.current(op)?.store_mut().fail_nth_op(nth);
+                self.current(op)?.store_mut().inner_mut().fail_nth_op(nth);
                 Ok(Response::Done(op.into()))
             }
             Request::Input { now_ms, input } => {
                 check_ms(now_ms, "now_ms")?;
-                let m = self.current(op)?;
-                check_clock(m, now_ms)?;
-                check_server_change(m, &input)?;
-                let effects = m.handle(now_ms, convert::input_from(&input));
+                let h = self.current(op)?;
+                check_clock(h.manager(), now_ms)?;
+                check_server_change(h.manager(), &input)?;
+                let mut emitted = Emitted(Vec::new());
+                let Ok(flow) = h.offer(now_ms, convert::input_from(&input), &mut emitted, |_| ());
+                // One write a batch: each write is the store's own call, whose failure the core
+                // handles (R8); no batch is ever flushed, so none is lost.
+                debug_assert_eq!(flow, Flow::Going);
+                debug_assert!(!h.holding(), "a batch of one holds nothing");
+                // The harness routes the effects: the host's copies are dropped.
+                h.take_outgoing();
+                while h.next_event().is_some() {}
                 Ok(Response::Effects(
-                    effects.iter().map(convert::effect).collect(),
+                    emitted.0.iter().map(convert::effect).collect(),
                 ))
             }
-            Request::State => Ok(Response::State(Box::new(convert::observation(
-                self.current(op)?,
-            )))),
+            Request::State => {
+                let h = self.current(op)?;
+                Ok(Response::State(Box::new(convert::observation(
+                    h.manager(),
+                    h.adapter().inner(),
+                ))))
+            }
             Request::Snapshot { id } => {
                 if self.saved.contains_key(&id) {
                     return Err(refuse(
@@ -244,7 +280,7 @@ impl Server {
                     .get(&id)
                     .ok_or_else(|| refuse("id", format!("no snapshot {id}")))?
                     .clone();
-                self.manager = Some(copy);
+                self.host = Some(copy);
                 Ok(Response::Done(op.into()))
             }
             Request::Release { id } => {
@@ -264,20 +300,21 @@ impl Server {
         now_ms: u64,
     ) -> Response {
         self.config = Some(config.clone());
-        match mgr::Manager::start(config, store, live, now_ms) {
-            Ok((m, effects)) => {
-                self.manager = Some(m);
+        match Host::start(config, GroupCommit::new(store, 1), live, now_ms) {
+            Ok((mut h, effects)) => {
+                while h.next_event().is_some() {} // the harness's queue gets them
+                self.host = Some(h);
                 Response::Effects(effects.iter().map(convert::effect).collect())
             }
             Err(e) => {
-                self.manager = None;
+                self.host = None;
                 Response::Refused(e.to_string())
             }
         }
     }
 
-    fn current(&mut self, op: &str) -> Result<&mut mgr::Manager<mgr::MemStore>, ErrorLine> {
-        self.manager
+    fn current(&mut self, op: &str) -> Result<&mut Stdio, ErrorLine> {
+        self.host
             .as_mut()
             .ok_or_else(|| refuse("op", format!("`{op}` before a successful `start`")))
     }

@@ -17,8 +17,16 @@ pub mod crc32;
 pub mod file;
 pub mod group_commit;
 mod header;
+pub mod host;
 pub mod zk;
 
 pub use file::{FileStore, FileStoreError, FileStoreOptions};
 pub use group_commit::{GroupCommit, Outbox};
+pub use host::{Flow, Host, HostStore, Observer, Stopped};
 pub use zk::{ZkStore, ZkStoreError, ZkStoreOptions};
+
+// The embedding example of docs/manager.md ("Embedding the manager: the host") compiles and
+// runs as a doc test of this crate, so the documentation cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/manager.md")]
+struct ManagerDoc;

@@ -511,14 +511,18 @@ pub fn effect_from(e: &wire::Effect) -> Option<mgr::Effect> {
     })
 }
 
-/// The observation `state` answers with: the store, the manager's snapshot, the store's
-/// instrumentation and the manager's own invariant check.
-pub fn observation(m: &mgr::Manager<mgr::MemStore>) -> wire::Observation {
+/// The observation `state` answers with: the store (`durable`, the in-memory store under the
+/// manager's), the manager's snapshot, the store's instrumentation and the manager's own
+/// invariant check.
+pub fn observation<S: mgr::Store>(
+    m: &mgr::Manager<S>,
+    durable: &mgr::MemStore,
+) -> wire::Observation {
     wire::Observation {
-        store: store(m.store().state()),
+        store: store(durable.state()),
         coordinator: coordinator(&m.snapshot()),
-        store_ops: m.store().op_count(),
-        fault_pending: m.store().fault_pending(),
+        store_ops: durable.op_count(),
+        fault_pending: durable.fault_pending(),
         invariant_violation: m.check_invariants().err().map(|v| v.to_string()),
     }
 }

@@ -1,25 +1,27 @@
-//! The manager in this process on the group-commit host's batching adapter
-//! (`rebalance_stores::group_commit`): the core writes through [`GroupCommit`] over a
-//! [`MemStore`](mgr::MemStore), whose durable state lags the writes until a flush, and the side
-//! holds every input's effects in an [`Outbox`] until its writes are durable, as the host
+//! The manager in this process inside the library's host (`rebalance_stores::Host`) on the
+//! group-commit adapter (`rebalance_stores::group_commit`): the core writes through
+//! [`GroupCommit`] over a [`MemStore`](mgr::MemStore), whose durable state lags the writes until
+//! a flush, and the host holds every input's effects until its writes are durable, as the host
 //! procedure says (spec/protocol.md, "Group commit").
 //!
-//! The harness still compares, on every edge, the effects the core emitted and the projection of
-//! the state the core sees (the store with the open batch) with the model's step. What the side
-//! adds is the host: batches of at most `limit` writes, flushed by the adapter when full, by a
-//! seeded schedule after any step, and before any step that could need a held effect (a
-//! delivery, loss or copy of a message, the processing of a held event, a coordinator crash).
-//! Whenever it releases an effect it checks that the effect is backed by the durable store
-//! (`INV-RELEASED-DURABLE`, [`released_durable`]), and after every flush that the durable store
-//! is the state the core sees. A violation is reported as the manager's own invariant failing.
+//! The harness still compares, on every edge, the effects the core emitted (the host's observer
+//! hands them over) and the projection of the state the core sees (the store with the open batch)
+//! with the model's step. What the side adds is the host: batches of at most `limit` writes,
+//! flushed by the adapter when full, by a seeded schedule after any step, and before any step
+//! that could need a held effect (a delivery, loss or copy of a message, the processing of a held
+//! event, a coordinator crash). Whenever the host releases an effect the observer checks that it
+//! is backed by the durable store (`INV-RELEASED-DURABLE`, [`released_durable`]); after every
+//! flush the durable store must be the state the core sees; and an event the harness processes
+//! must be the front of the host's queue (released before it is taken). A violation is reported
+//! as the manager's own invariant failing.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
 
 use rebalance_manager as mgr;
 use rebalance_model::Action;
-use rebalance_stores::group_commit::{released_durable, Outbox};
-use rebalance_stores::GroupCommit;
+use rebalance_stores::group_commit::released_durable;
+use rebalance_stores::{Flow, GroupCommit, Host, HostStore, Observer};
 
 use super::in_process::accessors_disagree;
 use super::{Incarnation, ManagerSide, Seen};
@@ -102,11 +104,54 @@ impl<S: mgr::Store> mgr::Store for Faulty<S> {
 
 type Adapter = Faulty<GroupCommit<mgr::MemStore>>;
 
-/// The manager on the batching adapter, with its held effects.
+impl HostStore for Adapter {
+    type Durable = mgr::MemStore;
+
+    fn adapter(&self) -> &GroupCommit<mgr::MemStore> {
+        &self.inner
+    }
+
+    fn adapter_mut(&mut self) -> &mut GroupCommit<mgr::MemStore> {
+        &mut self.inner
+    }
+}
+
+/// What the side watches on the host: the effects each input emitted (for the harness to
+/// compare with the model's step) and every released effect, checked against the durable store.
+struct Watch<'a> {
+    emitted: &'a mut Vec<mgr::Effect>,
+    violation: &'a mut Option<String>,
+}
+
+impl Observer<()> for Watch<'_> {
+    type Error = Infallible;
+
+    fn handled(&mut self, _: &(), effects: &[mgr::Effect]) -> Result<(), Infallible> {
+        self.emitted.extend(effects.iter().cloned());
+        Ok(())
+    }
+
+    fn released(
+        &mut self,
+        _: &(),
+        effects: &[mgr::Effect],
+        durable: Option<&mgr::PersistedState>,
+    ) -> Result<(), Infallible> {
+        let durable = durable.expect("MemStore shows its durable state");
+        for e in effects {
+            if let Err(why) = released_durable(e, durable) {
+                self.violation
+                    .get_or_insert(format!("INV-RELEASED-DURABLE: {why}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The manager on the batching adapter, inside the host that holds its effects.
 #[derive(Clone)]
 pub struct GroupCommitted {
-    manager: mgr::Manager<Adapter>,
-    outbox: Outbox<()>,
+    host: Host<Adapter>,
     batching: Batching,
     rng: u64,
     /// The first violation of the host's properties, reported at the next check.
@@ -114,17 +159,14 @@ pub struct GroupCommitted {
 }
 
 impl GroupCommitted {
-    fn adapter(&self) -> &GroupCommit<mgr::MemStore> {
-        &self.manager.store().inner
-    }
-
     fn durable(&self) -> &mgr::PersistedState {
-        self.adapter().inner().state()
+        self.host.adapter().inner().state()
     }
 
     /// The store as the core sees it: the durable state with the open batch applied.
     fn logical(&self) -> mgr::PersistedState {
-        self.adapter()
+        self.host
+            .adapter()
             .logical_state()
             .expect("MemStore shows its state")
     }
@@ -141,32 +183,23 @@ impl GroupCommitted {
         self.violation.get_or_insert(violation);
     }
 
-    /// Step 4: releases every held input whose writes are durable, checking each effect against
-    /// the durable store.
-    fn release(&mut self) {
-        let durable = self.adapter().durable();
-        let released: Vec<mgr::Effect> = self
-            .outbox
-            .release(durable)
-            .flat_map(|h| h.effects)
-            .collect();
-        for e in &released {
-            if let Err(why) = released_durable(e, self.durable()) {
-                self.note(format!("INV-RELEASED-DURABLE: {why}"));
-            }
-        }
-    }
-
-    /// Step 3 then 4; afterwards the durable store must be what the core sees.
+    /// Step 3 then 4; afterwards the durable store must be what the core sees. The released
+    /// messages are the harness's already (it routes what the core emitted): dropped here.
     fn flush(&mut self) {
-        if let Err(e) = self.manager.store_mut().inner.flush() {
+        let mut emitted = Vec::new();
+        let mut watch = Watch {
+            emitted: &mut emitted,
+            violation: &mut self.violation,
+        };
+        let Ok(flow) = self.host.flush(&mut watch);
+        if let Flow::Stopped(e) = flow {
             self.note(format!("a flush of the in-memory store failed: {e}"));
             return;
         }
+        self.host.take_outgoing();
         if self.durable() != &self.logical() {
             self.note("after a flush the durable store is not the store the core sees".into());
         }
-        self.release();
     }
 
     fn start_on(
@@ -181,25 +214,16 @@ impl GroupCommitted {
             ops: 0,
             fail_at: None,
         };
-        let (manager, emitted) =
-            mgr::Manager::start(at.config.clone(), adapter, at.live, at.now_ms)
-                .map_err(|e| e.to_string())?;
-        let mut side = GroupCommitted {
-            manager,
-            outbox: Outbox::new(),
+        let (mut host, emitted) = Host::start(at.config.clone(), adapter, at.live, at.now_ms)
+            .map_err(|e| e.to_string())?;
+        host.take_outgoing();
+        effects.extend(emitted);
+        Ok(GroupCommitted {
+            host,
             batching,
             rng,
             violation: None,
-        };
-        effects.extend(emitted.iter().cloned());
-        side.hold(emitted);
-        Ok(side)
-    }
-
-    fn hold(&mut self, effects: Vec<mgr::Effect>) {
-        let acknowledged = self.adapter().acknowledged();
-        self.outbox.hold(acknowledged, (), effects);
-        self.release();
+        })
     }
 
     /// Whether the model's step `action` could need an effect that is still held.
@@ -209,10 +233,10 @@ impl GroupCommitted {
             | Action::DeliverAdjustIsrResponse { .. }
             | Action::DropMessage { .. }
             | Action::DuplicateMessage { .. }
-            | Action::CrashCoordinator => !self.outbox.is_empty(),
+            | Action::CrashCoordinator => self.host.holding(),
             Action::ProcessEvent { .. } => self
-                .outbox
-                .effects()
+                .host
+                .held_effects()
                 .any(|e| matches!(e, mgr::Effect::Enqueue(_))),
             _ => false,
         }
@@ -239,7 +263,7 @@ impl ManagerSide for GroupCommitted {
         at: Incarnation<'_>,
         effects: &mut Vec<mgr::Effect>,
     ) -> Result<Result<(), String>, Infallible> {
-        let store = self.adapter().inner().clone();
+        let store = self.host.adapter().inner().clone();
         let violation = self.violation.take();
         Ok(
             Self::start_on(store, self.batching, self.rng, at, effects).map(|mut side| {
@@ -250,7 +274,7 @@ impl ManagerSide for GroupCommitted {
     }
 
     fn fail_nth_store_op(&mut self, k: u64) -> Result<(), Infallible> {
-        let store = self.manager.store_mut();
+        let store = self.host.store_mut();
         store.fail_at = (k > 0).then_some(store.ops + k);
         Ok(())
     }
@@ -261,9 +285,25 @@ impl ManagerSide for GroupCommitted {
         input: mgr::Input,
         effects: &mut Vec<mgr::Effect>,
     ) -> Result<(), Infallible> {
-        let emitted = self.manager.handle(now_ms, input);
-        effects.extend(emitted.iter().cloned());
-        self.hold(emitted);
+        // The event the harness processes is the front of the host's queue: released before it
+        // is taken (G1 for events).
+        if let mgr::Input::Event(ev) = &input {
+            let front = self.host.next_event();
+            if front.as_ref() != Some(ev) {
+                self.note(format!(
+                    "the event {ev:?} is processed while the host's queue front is {front:?}"
+                ));
+            }
+        }
+        let mut watch = Watch {
+            emitted: effects,
+            violation: &mut self.violation,
+        };
+        let Ok(flow) = self.host.offer(now_ms, input, &mut watch, |_| ());
+        if let Flow::Stopped(e) = flow {
+            self.note(format!("a batch of the in-memory store was lost: {e}"));
+        }
+        self.host.take_outgoing();
         Ok(())
     }
 
@@ -283,30 +323,40 @@ impl ManagerSide for GroupCommitted {
     }
 
     fn store_ops(&self) -> u64 {
-        self.manager.store().ops
+        self.host.store().ops
     }
 
     fn fault_pending(&self) -> bool {
-        self.manager.store().fail_at.is_some()
+        self.host.store().fail_at.is_some()
     }
 
     fn project(&self, queue: &VecDeque<mgr::Event>, caps: AgeCaps, o: &mut projection::State) {
-        projection::manager::state(&self.logical(), &self.manager.snapshot(), queue, caps, o);
+        projection::manager::state(
+            &self.logical(),
+            &self.host.manager().snapshot(),
+            queue,
+            caps,
+            o,
+        );
     }
 
     fn invariant_violation(&self) -> Option<String> {
         if let Some(v) = &self.violation {
             return Some(format!("group commit: {v}"));
         }
-        self.manager.check_invariants().err().map(|v| v.to_string())
+        self.host
+            .manager()
+            .check_invariants()
+            .err()
+            .map(|v| v.to_string())
     }
 
     fn progress(&self) -> mgr::Progress {
-        self.manager.progress()
+        self.host.manager().progress()
     }
 
     fn accessors_disagree(&self, seen: &Seen<'_>) -> Option<String> {
-        accessors_disagree(&self.manager, &self.logical(), seen)
+        accessors_disagree(self.host.manager(), &self.logical(), seen)
     }
 
     fn fork(&mut self) -> Result<Self, Infallible> {

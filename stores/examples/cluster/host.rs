@@ -1,23 +1,33 @@
-//! The host procedure of group commit (`rebalance_stores::group_commit`, spec/protocol.md "Group
-//! commit"), around one incarnation at a time: take an input, hold its effects, flush, release;
-//! on a lost batch, a new incarnation.
+//! The `cluster` program around the host (`rebalance_stores::Host`, spec/protocol.md "Group
+//! commit"): each input offered, flushed on the latency bound, the released messages to the
+//! simulated servers and each released input to the log; on a lost batch, a new incarnation.
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use rebalance_manager::sim::Cluster;
 use rebalance_manager::{Config, Effect, Event, Input, Manager, PersistedState, Reply, Store};
-use rebalance_stores::group_commit::{Held, Outbox};
-use rebalance_stores::GroupCommit;
+use rebalance_stores::{Flow, GroupCommit, Host, HostStore, Observer};
 use rebalance_wire::log::{LogWriter, Recorded, StoreOps};
 
 use crate::args::Args;
 use crate::failure::Failure;
 use crate::store::{open_store, zk_server, AnyStore, Counted};
 
-/// The store as the host holds it: counted for the figures, around a store that counts each
-/// input's operations for the log, around the batching adapter.
-pub(crate) type Host = Counted<Recorded<GroupCommit<AnyStore>>>;
+/// The core's store: counted for the figures, around a store that counts each input's
+/// operations for the log, around the batching adapter.
+pub(crate) type Core = Counted<Recorded<GroupCommit<AnyStore>>>;
+
+impl HostStore for Core {
+    type Durable = AnyStore;
+
+    fn adapter(&self) -> &GroupCommit<AnyStore> {
+        &self.inner.inner
+    }
+
+    fn adapter_mut(&mut self) -> &mut GroupCommit<AnyStore> {
+        &mut self.inner.inner
+    }
+}
 
 /// The coordinator log, when `--log` asked for one.
 pub(crate) type Log = Option<LogWriter<std::fs::File>>;
@@ -48,6 +58,35 @@ impl Latencies {
     }
 }
 
+/// What the host's observer does with each released input: its log record, its latency, and
+/// the clock a lost batch goes back to.
+pub(crate) struct Watch {
+    pub(crate) log: Log,
+    pub(crate) latencies: Latencies,
+    /// The clock of the last released input: a lost batch never happened, ticks included, so the
+    /// next incarnation starts here (the log's clock moves only by its logged ticks).
+    released_now: u64,
+}
+
+impl Observer<Taken> for Watch {
+    type Error = Failure;
+
+    fn released(
+        &mut self,
+        t: &Taken,
+        effects: &[Effect],
+        _: Option<&PersistedState>,
+    ) -> Result<(), Failure> {
+        if let Some(w) = &mut self.log {
+            w.input(t.now_ms, &t.input, effects, t.ops)
+                .map_err(log_failed)?;
+        }
+        self.latencies.0.push(t.at.elapsed().as_nanos() as u64);
+        self.released_now = t.now_ms;
+        Ok(())
+    }
+}
+
 /// Why an incarnation stopped.
 pub(crate) enum Stop {
     /// `--crash-coordinator-at`.
@@ -56,27 +95,21 @@ pub(crate) enum Stop {
     LostBatch(String),
 }
 
-/// The host around the current incarnation: the simulated cluster it talks to, its event queue,
-/// the held effects and the log.
+/// The program around the current incarnation's host: the simulated cluster it talks to, the
+/// client's replies, the log and the figures.
 pub(crate) struct HostLoop<'a> {
     pub(crate) args: &'a Args,
-    pub(crate) m: Option<Manager<Host>>,
+    h: Option<Host<Core, Taken>>,
     pub(crate) cluster: Cluster,
-    pub(crate) events: VecDeque<Event>,
     pub(crate) replies: Vec<Reply>,
-    outbox: Outbox<Taken>,
-    pub(crate) log: Log,
+    pub(crate) watch: Watch,
     /// The host's clock (simulated: 30 s ticks).
     pub(crate) now: u64,
-    /// The clock of the last released input: a lost batch never happened, ticks included, so the
-    /// next incarnation starts here (the log's clock moves only by its logged ticks).
-    released_now: u64,
     /// Read the store back at each start, for the log (small clusters only).
     read: bool,
     pub(crate) inputs: u64,
     pub(crate) recoveries: Vec<Duration>,
     pub(crate) lost_batches: u64,
-    pub(crate) latencies: Latencies,
     /// `--zk-outage-at`: while the server is down, the store failure count and the input count
     /// at which it is started again.
     pub(crate) outage: Option<(u64, u64)>,
@@ -98,19 +131,19 @@ impl<'a> HostLoop<'a> {
     pub(crate) fn new(args: &'a Args, cluster: Cluster, log: Log, now: u64, read: bool) -> Self {
         HostLoop {
             args,
-            m: None,
+            h: None,
             cluster,
-            events: VecDeque::new(),
             replies: Vec::new(),
-            outbox: Outbox::new(),
-            log,
+            watch: Watch {
+                log,
+                latencies: Latencies::default(),
+                released_now: now,
+            },
             now,
-            released_now: now,
             read,
             inputs: 0,
             recoveries: Vec::new(),
             lost_batches: 0,
-            latencies: Latencies::default(),
             outage: None,
             zk_outage: false,
             zk_leader_killed: false,
@@ -123,16 +156,16 @@ impl<'a> HostLoop<'a> {
         }
     }
 
-    pub(crate) fn m(&self) -> &Manager<Host> {
-        self.m.as_ref().expect("an incarnation is running")
+    fn h(&self) -> &Host<Core, Taken> {
+        self.h.as_ref().expect("an incarnation is running")
     }
 
-    fn m_mut(&mut self) -> &mut Manager<Host> {
-        self.m.as_mut().expect("an incarnation is running")
+    fn h_mut(&mut self) -> &mut Host<Core, Taken> {
+        self.h.as_mut().expect("an incarnation is running")
     }
 
-    fn adapter(&self) -> &GroupCommit<AnyStore> {
-        &self.m().store().inner.inner
+    pub(crate) fn m(&self) -> &Manager<Core> {
+        self.h().manager()
     }
 
     /// R17: a new incarnation on `store`. Returns the store it read, if it read it back.
@@ -142,7 +175,7 @@ impl<'a> HostLoop<'a> {
             max_inflight: self.args.max_inflight,
             ..Config::default()
         };
-        let (mut m, effects) = Manager::start(
+        let (mut h, effects) = Host::start(
             config,
             Counted::new(Recorded::new(gc)),
             self.cluster.live(),
@@ -151,40 +184,42 @@ impl<'a> HostLoop<'a> {
         .map_err(|e| Failure::Store(e.to_string()))?;
         assert_eq!(effects, vec![Effect::Enqueue(Event::Recover)]);
         if let Some(bug) = self.args.plant {
-            m.plant(bug);
+            h.plant(bug);
         }
         // With `read`, two reads that are no input's, so that the log shows what this incarnation
         // found.
         let read = if self.read {
             let fail = |e| Failure::Store(format!("reading the store back: {e}"));
-            let cluster = m.store_mut().load_cluster().map_err(fail)?;
-            let task = m.store_mut().read_task().map_err(fail)?;
+            let cluster = h.store_mut().load_cluster().map_err(fail)?;
+            let task = h.store_mut().read_task().map_err(fail)?;
             Some(PersistedState {
-                coordinator_epoch: m.coordinator_epoch(),
+                coordinator_epoch: h.manager().coordinator_epoch(),
                 task,
                 cluster,
             })
         } else {
             None
         };
-        m.store_mut().inner.take(); // the start's own reads and epoch write are not an input's
-        if let Some(w) = &mut self.log {
+        h.store_mut().inner.take(); // the start's own reads and epoch write are not an input's
+        if let Some(w) = &mut self.watch.log {
             w.start(
                 self.now,
-                m.coordinator_epoch(),
-                m.live(),
+                h.manager().coordinator_epoch(),
+                h.manager().live(),
                 &effects,
                 read.as_ref(),
             )
             .map_err(log_failed)?;
         }
-        self.m = Some(m);
+        self.h = Some(h);
         Ok(read)
     }
 
-    /// R16: the new incarnation's Recover, handled and released. A store failure in it ends the
-    /// run (the store is unreachable or damaged).
+    /// R16: the new incarnation's Recover (queued by its start), handled and released. A store
+    /// failure in it ends the run (the store is unreachable or damaged).
     pub(crate) fn recover(&mut self) -> Result<(), Failure> {
+        let recover = self.next_event();
+        assert_eq!(recover, Some(Event::Recover), "R17 queues Recover first");
         self.feed(Input::Event(Event::Recover))?;
         self.flush()?;
         if let (n, Some(e)) = self.m().store_failures() {
@@ -197,30 +232,32 @@ impl<'a> HostLoop<'a> {
             .map_err(|v| Failure::Invariant(format!("{v:?}")))
     }
 
-    /// Steps 1 and 2, then 3 for the latency bound and 4 when nothing is pending: one input.
+    /// The front of the incarnation's event queue.
+    pub(crate) fn next_event(&mut self) -> Option<Event> {
+        self.h_mut().next_event()
+    }
+
+    /// Steps 1 and 2, then 3 for the latency bound and 4 for what is durable: one input.
     pub(crate) fn feed(&mut self, input: Input) -> Result<(), Failure> {
         let at = Instant::now();
         let now = self.now;
-        let m = self.m_mut();
-        let effects = m.handle(now, input.clone());
-        let ops = m.store_mut().inner.take();
+        let logged = input.clone();
         self.inputs += 1;
-        let taken = Taken {
+        let h = self.h.as_mut().expect("an incarnation is running");
+        let flow = h.offer(now, input, &mut self.watch, |core| Taken {
             at,
             now_ms: now,
-            input,
-            ops,
-        };
-        let acknowledged = self.adapter().acknowledged();
-        self.outbox.hold(acknowledged, taken, effects);
-        self.release()?;
-        if let Some(e) = self.adapter().lost() {
+            input: logged,
+            ops: core.inner.take(),
+        })?;
+        self.send();
+        if let Flow::Stopped(e) = flow {
             return self.stop(Stop::LostBatch(e.to_string()));
         }
         let latency = Duration::from_millis(self.args.commit_latency_ms);
         if self
-            .outbox
-            .oldest()
+            .h()
+            .oldest_held()
             .is_some_and(|t| t.at.elapsed() >= latency)
         {
             self.flush()?;
@@ -230,68 +267,37 @@ impl<'a> HostLoop<'a> {
 
     /// True when effects are held (the loop flushes before it waits for anything else).
     pub(crate) fn holding(&self) -> bool {
-        !self.outbox.is_empty()
+        self.h().holding()
     }
 
     /// Step 3 and then 4, or 5 when the flush fails.
     pub(crate) fn flush(&mut self) -> Result<(), Failure> {
-        let flushed = self.m_mut().store_mut().inner.inner.flush();
-        match flushed {
-            Ok(_) => self.release(),
-            Err(e) => self.stop(Stop::LostBatch(e.to_string())),
+        let h = self.h.as_mut().expect("an incarnation is running");
+        let flow = h.flush(&mut self.watch)?;
+        self.send();
+        match flow {
+            Flow::Going => Ok(()),
+            Flow::Stopped(e) => self.stop(Stop::LostBatch(e.to_string())),
         }
     }
 
-    /// Step 4: the effects of every held input whose writes are durable, in order, each with
-    /// its log record.
-    fn release(&mut self) -> Result<(), Failure> {
-        let durable = self.adapter().durable();
-        let HostLoop {
-            outbox,
-            log,
-            cluster,
-            events,
-            replies,
-            latencies,
-            released_now,
-            ..
-        } = self;
-        // A NotifyLeaderAndIsr identical to one sent in this same release carries nothing new
-        // (R22 adopts it again, or refuses it again): sent once. Held effects make such twins
-        // common (a resend emitted while its original was held), and a second copy would only
-        // double the responses.
-        let mut sent = std::collections::HashMap::new();
-        for Held { input: t, effects } in outbox.release(durable) {
-            if let Some(w) = log {
-                w.input(t.now_ms, &t.input, &effects, t.ops)
-                    .map_err(log_failed)?;
-            }
-            latencies.0.push(t.at.elapsed().as_nanos() as u64);
-            *released_now = t.now_ms;
-            let effects = effects.into_iter().filter(|e| match e {
-                Effect::SendNli(nli) => {
-                    let key = (nli.to, nli.bucket, nli.coordinator_epoch, nli.bucket_epoch);
-                    sent.insert(key, nli.clone()).as_ref() != Some(nli)
-                }
-                _ => true,
-            });
-            cluster.absorb(effects, events, replies);
-        }
-        Ok(())
+    /// The released messages to the simulated servers, the replies to the client.
+    fn send(&mut self) {
+        let out = self.h_mut().take_outgoing();
+        let mut no_events = std::collections::VecDeque::new();
+        self.cluster.absorb(out, &mut no_events, &mut self.replies);
+        debug_assert!(no_events.is_empty(), "the host keeps the events");
     }
 
     /// Step 5 (or an injected crash): the incarnation stops, with its event queue, its open batch
     /// and what it held; a new one starts on the reopened store and recovers.
     pub(crate) fn stop(&mut self, why: Stop) -> Result<(), Failure> {
-        let m = self.m.take().expect("an incarnation is running");
-        let counted = m.into_store();
-        self.add_counts(&counted);
-        drop(counted); // the process dies: its session and file lock go with it
-        self.events.clear(); // and so does its event queue
-        let held = self.outbox.discard();
-        // What was held never happened, ticks included: the next incarnation's clock starts at
-        // the last released input's (a log's clock moves only by its logged ticks).
-        self.now = self.released_now;
+        let stopped = self.h.take().expect("an incarnation is running").stop();
+        self.add_counts(&stopped.store);
+        drop(stopped.store); // the process dies: its session and file lock go with it
+                             // What was held never happened, ticks included: the next incarnation's clock starts at
+                             // the last released input's (a log's clock moves only by its logged ticks).
+        self.now = self.watch.released_now;
         match &why {
             Stop::Injected => eprintln!(
                 "\ncluster: crashing the coordinator after {} inputs",
@@ -300,8 +306,9 @@ impl<'a> HostLoop<'a> {
             Stop::LostBatch(e) => {
                 self.lost_batches += 1;
                 eprintln!(
-                    "\ncluster: a batch was lost ({e}); the incarnation stops with {held} inputs' \
-                     effects unreleased, and a new one recovers"
+                    "\ncluster: a batch was lost ({e}); the incarnation stops with {} inputs' \
+                     effects unreleased, and a new one recovers",
+                    stopped.discarded
                 );
                 if self.outage.take().is_some() {
                     // The store is down: start it again before the new incarnation opens it.
@@ -320,12 +327,12 @@ impl<'a> HostLoop<'a> {
 
     /// Adds the current incarnation's counts to the run's, at the end.
     pub(crate) fn finish(&mut self) {
-        let m = self.m.take().expect("an incarnation is running");
-        self.add_counts(m.store());
-        self.m = Some(m);
+        let h = self.h.take().expect("an incarnation is running");
+        self.add_counts(h.store());
+        self.h = Some(h);
     }
 
-    fn add_counts(&mut self, counted: &Host) {
+    fn add_counts(&mut self, counted: &Core) {
         let stats = counted.inner.inner.stats();
         self.writes += counted.writes;
         self.batches += stats.flushes;

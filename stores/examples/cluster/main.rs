@@ -160,7 +160,7 @@ fn summary(args: &Args, host: &mut HostLoop<'_>, secs: f64) {
         last.map(|e| format!(" (last: {e})")).unwrap_or_default()
     );
     let lost = host.lost_batches;
-    if let Some((mean, p99)) = host.latencies.mean_p99_us() {
+    if let Some((mean, p99)) = host.watch.latencies.mean_p99_us() {
         println!("release latency   mean {mean:.0} us, p99 {p99:.0} us (an input taken to its effects released)");
     }
     if args.group_commit > 1 {

@@ -13,7 +13,7 @@ use rebalance_wire::log::LogWriter;
 use crate::args::{Args, StoreArg};
 use crate::cluster_plan::plan_for;
 use crate::failure::Failure;
-use crate::host::{Host, HostLoop, Log, Stop};
+use crate::host::{Core, HostLoop, Log, Stop};
 use crate::store::{open_store, zk_server, FAIL_FLUSH_AT, KILL_AT, SERVERS};
 
 const SLOW_FOR_MS: u64 = 200_000;
@@ -80,7 +80,7 @@ pub(crate) fn model_config(
 }
 
 /// One progress line: redrawn in place on a terminal, one line per report otherwise.
-pub(crate) fn progress(m: &Manager<Host>, total: usize, inputs: u64) {
+pub(crate) fn progress(m: &Manager<Core>, total: usize, inputs: u64) {
     let c = m.counts();
     let done = c.completed + c.failed + c.canceled;
     let width = 30;
@@ -171,12 +171,12 @@ pub(crate) fn run(args: &Args) -> Result<(HostLoop<'_>, Duration), Failure> {
         }
         let p = plan_for(&records, SERVERS, &mut rng);
         let header = model_config(args, &records, &p);
-        host.log = Some(LogWriter::new(file, header).map_err(write_failed)?);
+        host.watch.log = Some(LogWriter::new(file, header).map_err(write_failed)?);
         plan = Some(p);
         // The start record was not written: the log had no header yet.
         let (epoch, live) = (host.m().coordinator_epoch(), host.m().live().clone());
         let start = [Effect::Enqueue(Event::Recover)];
-        if let Some(w) = &mut host.log {
+        if let Some(w) = &mut host.watch.log {
             w.start(now, epoch, &live, &start, found.as_ref())
                 .map_err(write_failed)?;
         }
@@ -198,7 +198,7 @@ pub(crate) fn run(args: &Args) -> Result<(HostLoop<'_>, Duration), Failure> {
         }
         Some(status) => {
             eprintln!("cluster: the store's rebalance has finished ({status:?}); nothing to do");
-            if let Some(w) = &mut host.log {
+            if let Some(w) = &mut host.watch.log {
                 w.end(host.now).map_err(write_failed)?;
             }
             host.inputs = 0;
@@ -210,7 +210,7 @@ pub(crate) fn run(args: &Args) -> Result<(HostLoop<'_>, Duration), Failure> {
     let wall = Instant::now();
     drive(&mut host, total, &mut rng)?;
     let wall = wall.elapsed();
-    if let Some(w) = &mut host.log {
+    if let Some(w) = &mut host.watch.log {
         w.end(host.now).map_err(write_failed)?;
     }
     progress(host.m(), total, host.inputs);
@@ -287,7 +287,7 @@ fn drive(host: &mut HostLoop<'_>, total: usize, rng: &mut Rng) -> Result<(), Fai
                 Some(input) => input,
                 None => continue,
             }
-        } else if let Some(ev) = host.events.pop_front() {
+        } else if let Some(ev) = host.next_event() {
             Input::Event(ev)
         } else if host.holding() {
             // Nothing to take that does not wait on a held effect: flush (step 3).

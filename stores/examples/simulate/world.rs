@@ -8,10 +8,10 @@ use std::time::Instant;
 use rebalance_manager::sim::{Cluster, Msg, Rng};
 use rebalance_manager::{
     BucketId, BucketRecord, BucketStatus, Config, Effect, Event, Input, Manager, MemStore,
-    OverallStatus, Reply, ServerId,
+    OverallStatus, PersistedState, Reply, ServerId,
 };
-use rebalance_stores::group_commit::{released_durable, Outbox};
-use rebalance_stores::GroupCommit;
+use rebalance_stores::group_commit::released_durable;
+use rebalance_stores::{Flow, GroupCommit, Host, HostStore, Observer};
 
 use crate::checks;
 use crate::cluster_plan::{initial, plan_for};
@@ -76,15 +76,46 @@ enum Client {
 
 pub type M = Manager<CoreFaults>;
 
+impl HostStore for CoreFaults {
+    type Durable = FlushFaults;
+
+    fn adapter(&self) -> &GroupCommit<FlushFaults> {
+        &self.inner
+    }
+
+    fn adapter_mut(&mut self) -> &mut GroupCommit<FlushFaults> {
+        &mut self.inner
+    }
+}
+
+/// The host's observer: every released effect checked against the durable store
+/// (`INV-RELEASED-DURABLE`).
+struct ReleaseCheck;
+
+impl Observer<()> for ReleaseCheck {
+    type Error = String;
+
+    fn released(
+        &mut self,
+        _: &(),
+        effects: &[Effect],
+        durable: Option<&PersistedState>,
+    ) -> Result<(), String> {
+        let durable = durable.expect("the simulated store shows its durable state");
+        for e in effects {
+            released_durable(e, durable).map_err(|why| format!("INV-RELEASED-DURABLE: {why}"))?;
+        }
+        Ok(())
+    }
+}
+
 pub struct World {
     pub buckets: u32,
     pub mix: Mix,
     plant: Plant,
     rng: Rng,
     cluster: Cluster,
-    m: Option<M>,
-    events: VecDeque<Event>,
-    outbox: Outbox<()>,
+    h: Option<Host<CoreFaults>>,
     now: u64,
     faults: bool,
     client: Client,
@@ -141,9 +172,7 @@ impl World {
             plant,
             rng,
             cluster,
-            m: None,
-            events: VecDeque::new(),
-            outbox: Outbox::new(),
+            h: None,
             now: 0,
             faults: true,
             client: Client::Idle,
@@ -161,11 +190,15 @@ impl World {
     }
 
     pub fn m(&self) -> &M {
-        self.m.as_ref().expect("an incarnation runs")
+        self.h().manager()
     }
 
-    fn m_mut(&mut self) -> &mut M {
-        self.m.as_mut().expect("an incarnation runs")
+    fn h(&self) -> &Host<CoreFaults> {
+        self.h.as_ref().expect("an incarnation runs")
+    }
+
+    fn h_mut(&mut self) -> &mut Host<CoreFaults> {
+        self.h.as_mut().expect("an incarnation runs")
     }
 
     fn fail(&self, what: impl Into<String>) -> Failure {
@@ -273,7 +306,7 @@ impl World {
     }
 
     fn idle(&self) -> bool {
-        self.cluster.net.is_empty() && self.events.is_empty() && self.outbox.is_empty()
+        self.cluster.net.is_empty() && self.h().events().is_empty() && !self.h().holding()
     }
 
     /// R23.5's retry sets are empty (they keep the clock going, spec 9). Only asked when idle.
@@ -291,10 +324,10 @@ impl World {
         if !self.cluster.net.is_empty() && !early_tick {
             return self.network().map(|()| true);
         }
-        if let Some(ev) = self.events.pop_front() {
+        if let Some(ev) = self.h_mut().next_event() {
             return self.feed(Input::Event(ev)).map(|()| true);
         }
-        if !self.outbox.is_empty() && !early_tick {
+        if self.h().holding() && !early_tick {
             return self.flush().map(|()| true);
         }
         self.tick_or_register()
@@ -408,7 +441,7 @@ impl World {
     /// The end of the fault phase: every server back, no more faults of any kind.
     fn stop_faults(&mut self) -> Result<(), Failure> {
         self.faults = false;
-        self.m_mut().store_mut().fail_ppm = 0;
+        self.h_mut().store_mut().fail_ppm = 0;
         self.cluster.slow_for.clear();
         self.cluster.slow_until.clear();
         let now = self.now;
@@ -416,7 +449,7 @@ impl World {
         for (s, _) in std::mem::take(&mut self.down) {
             self.restart_server(s)?;
         }
-        self.m_mut().store_mut().inner.inner_mut().fail_at.clear();
+        self.h_mut().store_mut().inner.inner_mut().fail_at.clear();
         Ok(())
     }
 
@@ -430,18 +463,19 @@ impl World {
         };
         let recover = matches!(input, Input::Event(Event::Recover));
         let now = self.now;
-        let effects = self.m_mut().handle(now, input);
         self.out.inputs += 1;
-        let acknowledged = self.m().store().inner.acknowledged();
-        self.outbox.hold(acknowledged, (), effects);
-        self.release()?;
-        if self.m().store().inner.lost().is_some() {
+        let flow = self
+            .h_mut()
+            .offer(now, input, &mut ReleaseCheck, |_| ())
+            .map_err(|why| self.fail(why))?;
+        self.send();
+        if let Flow::Stopped(_) = flow {
             return self.restart();
         }
         if recover {
             self.restored = self.m().counts().timeout;
         }
-        let touched = std::mem::take(&mut self.m_mut().store_mut().touched);
+        let touched = std::mem::take(&mut self.h_mut().store_mut().touched);
         checks::after_input(&self.seen(), &touched, input_bucket).map_err(|why| self.fail(why))?;
         if self.out.inputs.is_multiple_of(self.full_every) {
             self.full_due = true;
@@ -459,27 +493,21 @@ impl World {
 
     /// Step 3, then 4 (or 5).
     fn flush(&mut self) -> Result<(), Failure> {
-        if self.m_mut().store_mut().inner.flush().is_err() {
-            return self.restart();
+        let flow = self
+            .h_mut()
+            .flush(&mut ReleaseCheck)
+            .map_err(|why| self.fail(why))?;
+        self.send();
+        match flow {
+            Flow::Going => Ok(()),
+            Flow::Stopped(_) => self.restart(),
         }
-        self.release()
     }
 
-    /// Step 4: what is durable leaves, each effect checked against the durable store first.
-    fn release(&mut self) -> Result<(), Failure> {
-        let durable = match self.plant {
-            Plant::EarlyRelease => u64::MAX,
-            _ => self.m().store().inner.durable(),
-        };
-        let released: Vec<Effect> = self
-            .outbox
-            .release(durable)
-            .flat_map(|h| h.effects)
-            .collect();
-        for e in &released {
-            let store = self.flush_faults().durable.state();
-            released_durable(e, store)
-                .map_err(|why| self.fail(format!("INV-RELEASED-DURABLE: {why}")))?;
+    /// What the host released: replies to the client, messages to the simulated servers.
+    fn send(&mut self) {
+        let out = self.h_mut().take_outgoing();
+        for e in &out {
             if let Effect::Reply(r) = e {
                 self.client = match r {
                     Reply::Accepted(_) => Client::Done,
@@ -488,20 +516,17 @@ impl World {
                 };
             }
         }
-        self.cluster
-            .absorb(released, &mut self.events, &mut Vec::new());
-        Ok(())
+        let mut no_events = VecDeque::new();
+        self.cluster.absorb(out, &mut no_events, &mut Vec::new());
+        debug_assert!(no_events.is_empty(), "the host keeps the events");
     }
 
     /// Step 5, or a coordinator crash: the incarnation stops with its event queue, its open batch
     /// and what it held; a new one starts on the durable store and recovers.
     fn restart(&mut self) -> Result<(), Failure> {
-        let m = self.m.take().expect("an incarnation runs");
-        let core = m.into_store();
+        let core = self.h.take().expect("an incarnation runs").stop().store;
         self.out.store_failures += core.failures;
         let store = core.inner.into_inner();
-        self.events.clear();
-        self.outbox.discard();
         if self.client == Client::Waiting {
             self.client = Client::Idle; // its answer was lost; recovery says whether it landed
         }
@@ -526,17 +551,23 @@ impl World {
             },
             Rng::new(self.rng.next_u64()),
         );
-        let (m, effects) = Manager::start(config, core, self.cluster.live(), self.now)
+        let (mut h, effects) = Host::start(config, core, self.cluster.live(), self.now)
             .expect("R17: the simulated store never fails an election or a load");
+        if self.plant == Plant::EarlyRelease {
+            h.plant_early_release();
+        }
         self.out.incarnations += 1;
-        self.m = Some(m);
+        self.h = Some(h);
         debug_assert_eq!(effects, vec![Effect::Enqueue(Event::Recover)]);
     }
 
-    /// R16 for the new incarnation, then the full check (recovery is a full pass anyway).
+    /// R16 for the new incarnation (its start queued Recover), then the full check (recovery is
+    /// a full pass anyway).
     fn recover(&mut self) -> Result<(), Failure> {
+        let recover = self.h_mut().next_event();
+        debug_assert_eq!(recover, Some(Event::Recover));
         self.feed(Input::Event(Event::Recover))?;
-        if self.m.is_some() && self.m().rid().is_some() && self.client == Client::Idle {
+        if self.h.is_some() && self.m().rid().is_some() && self.client == Client::Idle {
             self.client = Client::Done; // the rebalance is stored: the client's request landed
         }
         self.flush()?;
