@@ -283,9 +283,10 @@ impl<'a> HostLoop<'a> {
 
     /// The released messages to the simulated servers, the replies to the client.
     fn send(&mut self) {
-        let out = self.h_mut().take_outgoing();
+        let h = self.h.as_mut().expect("an incarnation is running");
         let mut no_events = std::collections::VecDeque::new();
-        self.cluster.absorb(out, &mut no_events, &mut self.replies);
+        self.cluster
+            .absorb(h.drain_outgoing(), &mut no_events, &mut self.replies);
         debug_assert!(no_events.is_empty(), "the host keeps the events");
     }
 

@@ -506,16 +506,17 @@ impl World {
 
     /// What the host released: replies to the client, messages to the simulated servers.
     fn send(&mut self) {
-        let out = self.h_mut().take_outgoing();
-        for e in &out {
+        let h = self.h.as_mut().expect("an incarnation runs");
+        let client = &mut self.client;
+        let out = h.drain_outgoing().inspect(|e| {
             if let Effect::Reply(r) = e {
-                self.client = match r {
+                *client = match r {
                     Reply::Accepted(_) => Client::Done,
-                    _ if self.client == Client::Waiting => Client::Idle,
-                    _ => self.client,
+                    _ if *client == Client::Waiting => Client::Idle,
+                    _ => *client,
                 };
             }
-        }
+        });
         let mut no_events = VecDeque::new();
         self.cluster.absorb(out, &mut no_events, &mut Vec::new());
         debug_assert!(no_events.is_empty(), "the host keeps the events");

@@ -24,18 +24,19 @@
 //! original was held, and a second copy would only be a duplicate delivery.
 
 mod port;
+mod route;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use rebalance_manager::{
-    BucketId, Config, Effect, Epoch, Event, Input, Manager, Nli, PersistedState, ServerId,
-    StartError, Store, StoreError,
+    Config, Effect, Event, Input, Manager, PersistedState, ServerId, StartError, Store, StoreError,
 };
 
 use crate::group_commit::{Held, Outbox};
 use crate::GroupCommit;
 
 pub use port::HostStore;
+use route::{RequestKey, Route};
 
 /// What a host's program watches: each input's effects as the manager emitted them and as they
 /// are released. Both default to doing nothing; `()` is the observer that watches nothing.
@@ -95,6 +96,10 @@ pub struct Host<C, T = ()> {
     outbox: Outbox<T>,
     events: VecDeque<Event>,
     outgoing: Vec<Effect>,
+    /// The index of a release's requests ([`Route`], G5), kept between releases only for
+    /// its capacity.
+    last: HashMap<RequestKey, usize>,
+    earlier: Vec<usize>,
     stopped: Option<StoreError>,
     /// Planted for the checks that must catch it: release without waiting for durability.
     early_release: bool,
@@ -118,10 +123,17 @@ impl<C: HostStore, T> Host<C, T> {
             outbox: Outbox::new(),
             events: VecDeque::new(),
             outgoing: Vec::new(),
+            last: HashMap::new(),
+            earlier: Vec::new(),
             stopped: None,
             early_release: false,
         };
-        host.route(effects.iter().cloned(), &mut HashMap::new());
+        Route::new(
+            &mut host.events,
+            &mut host.outgoing,
+            (&mut host.last, &mut host.earlier),
+        )
+        .all(effects.iter().cloned());
         Ok((host, effects))
     }
 
@@ -175,38 +187,16 @@ impl<C: HostStore, T> Host<C, T> {
             self.manager.store().adapter().durable()
         };
         let shown = self.manager.store().adapter().inner().inspect();
-        let mut sent = HashMap::new();
-        let mut routed = Vec::new();
+        let mut route = Route::new(
+            &mut self.events,
+            &mut self.outgoing,
+            (&mut self.last, &mut self.earlier),
+        );
         for Held { input, effects } in self.outbox.release(durable) {
             observer.released(&input, &effects, shown)?;
-            routed.push(effects);
-        }
-        for effects in routed {
-            self.route(effects, &mut sent);
+            route.all(effects);
         }
         Ok(())
-    }
-
-    /// Released effects to where they go: events to the queue, messages and replies to the
-    /// program, a NotifyLeaderAndIsr identical to one sent in this release dropped.
-    fn route(
-        &mut self,
-        effects: impl IntoIterator<Item = Effect>,
-        sent: &mut HashMap<(ServerId, BucketId, Epoch, Epoch), Nli>,
-    ) {
-        for e in effects {
-            match e {
-                Effect::Enqueue(ev) => self.events.push_back(ev),
-                Effect::SendNli(nli) => {
-                    let key = (nli.to, nli.bucket, nli.coordinator_epoch, nli.bucket_epoch);
-                    if sent.get(&key) != Some(&nli) {
-                        sent.insert(key, nli.clone());
-                        self.outgoing.push(Effect::SendNli(nli));
-                    }
-                }
-                other => self.outgoing.push(other),
-            }
-        }
     }
 
     fn stop_with(&mut self, e: StoreError) -> Flow {
@@ -230,6 +220,11 @@ impl<C: HostStore, T> Host<C, T> {
     /// them (and answers its clients) now.
     pub fn take_outgoing(&mut self) -> Vec<Effect> {
         std::mem::take(&mut self.outgoing)
+    }
+
+    /// Like [`Host::take_outgoing`], keeping the buffer's capacity for the next release.
+    pub fn drain_outgoing(&mut self) -> std::vec::Drain<'_, Effect> {
+        self.outgoing.drain(..)
     }
 
     /// The front of the event queue, to offer as `Input::Event`.
