@@ -7,8 +7,8 @@ usage() {
     cat <<'TEXT'
 usage: scripts/model-mutants.sh [--shard K/N | --again FILE] [--timeout SECONDS] [OUT_DIR]
 
-Mutates the model's protocol code (model/src/coordinator/*.rs, environment.rs, transition.rs,
-properties.rs) with cargo-mutants and judges each mutant by verdicts only
+Mutates the model's protocol code (model/src/step/coordinator/*.rs, step/environment.rs,
+step/transition.rs, verdict/properties.rs) with cargo-mutants and judges each mutant by verdicts only
 (.cargo/mutants-model.toml):
 
   model/tests/ci_presets.rs       every CI preset: no property violated, every applicable SOME-*

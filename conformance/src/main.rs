@@ -452,7 +452,7 @@ fn header_model(e: &ConfigError) -> String {
 }
 
 fn load_config(name: &str) -> Result<Config, String> {
-    let config = rebalance_model::presets::load(name)?;
+    let config = rebalance_model::config::presets::load(name)?;
     if config.planned_leader {
         // A design Fluss proposes, in the model only: the manager follows the spec's R10, so
         // every walk would diverge at the first Phase B that keeps the old leader.

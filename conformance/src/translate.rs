@@ -87,7 +87,7 @@ pub fn event(e: &model::Event) -> mgr::Event {
     }
 }
 
-pub fn context(c: &model::message::RequestContext) -> mgr::RequestContext {
+pub fn context(c: &model::state::message::RequestContext) -> mgr::RequestContext {
     mgr::RequestContext {
         coordinator_epoch: mgr::Epoch::from(c.coordinator_epoch),
         leader: c.leader.map(mgr::ServerId::from),

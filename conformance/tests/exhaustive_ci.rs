@@ -13,7 +13,7 @@
 use rebalance_conformance::coverage::Coverage;
 use rebalance_conformance::exhaustive::walk;
 use rebalance_conformance::report;
-use rebalance_model::presets::ci_preset_names;
+use rebalance_model::config::presets::ci_preset_names;
 use rebalance_model::{preset, BugSet, RebalanceModel};
 
 /// The presets walked whole within a bound (their `max_network` before the reduction):

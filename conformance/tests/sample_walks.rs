@@ -5,7 +5,7 @@
 
 use rebalance_conformance::exhaustive::walk_bounded;
 use rebalance_conformance::report;
-use rebalance_model::presets::ci_preset_names;
+use rebalance_model::config::presets::ci_preset_names;
 use rebalance_model::{preset, BugSet, RebalanceModel};
 
 /// Walks stop here: above the small presets (ci-store, ci-leader, ci-two-buckets: at most 98,352

@@ -12,7 +12,7 @@
 //! it; `api.rs` (`no_fair_cycle_in_ci_presets`) pins the whole graphs' over the same presets.
 
 use rebalance_model::check::checker::{check, CheckOptions, Verdict};
-use rebalance_model::presets::ci_preset_names;
+use rebalance_model::config::presets::ci_preset_names;
 use rebalance_model::{preset, BugSet, Config, RebalanceModel};
 
 mod common;
@@ -53,9 +53,10 @@ fn every_ci_preset_verdict_holds() {
             // A companion the configuration calls n/a must have no example: one found means the
             // n/a reasoning of `properties::not_applicable` is wrong, and would hide a missing
             // example elsewhere (found by mutating `some_backoff_at_cap`, spec/findings.md F18).
-            if let (Some(why), Verdict::ExampleFound(_)) =
-                (rebalance_model::properties::not_applicable(p, &config), v)
-            {
+            if let (Some(why), Verdict::ExampleFound(_)) = (
+                rebalance_model::verdict::properties::not_applicable(p, &config),
+                v,
+            ) {
                 failures.push(format!("{name}: {p} is n/a ({why}) but has an example"));
             }
         }
@@ -233,7 +234,7 @@ fn every_fault_kind_has_a_budget_in_some_ci_preset() {
 #[test]
 fn every_ci_preset_makes_progress() {
     let mut names: Vec<&str> = std::iter::once("tiny")
-        .chain(rebalance_model::presets::ci_preset_names())
+        .chain(rebalance_model::config::presets::ci_preset_names())
         .collect();
     names.sort_by_key(|n| std::cmp::Reverse(common::pinned_progress(n)));
     let failures = common::on_every_core(names, progress_with_pinned_count);

@@ -7,7 +7,7 @@
 
 mod common;
 use common::find;
-use rebalance_model::properties;
+use rebalance_model::verdict::properties;
 use rebalance_model::{preset, BucketStatus, BugSet, RebalanceModel, SystemState};
 
 fn holds(m: &RebalanceModel, name: &str, s: &SystemState) -> bool {

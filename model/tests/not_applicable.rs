@@ -34,7 +34,7 @@ fn assert_na(config: Config, property: &str, reason: &str) {
 /// breadth-first search that stops there.
 fn assert_capped_admission_has_an_example(c: Config) {
     assert_eq!(
-        rebalance_model::properties::not_applicable("SOME-ADMISSION-CAPPED", &c),
+        rebalance_model::verdict::properties::not_applicable("SOME-ADMISSION-CAPPED", &c),
         None
     );
     let (model, _) = reduced(c, BugSet::none());
@@ -154,7 +154,7 @@ fn two_leader_only_buckets_two_slots(server_crashes: u8) -> Config {
 fn without_a_server_crash_leader_only_buckets_need_max_m_k_plus_one() {
     let c = two_leader_only_buckets_two_slots(0);
     assert!(
-        rebalance_model::properties::not_applicable("SOME-ADMISSION-CAPPED", &c).is_some(),
+        rebalance_model::verdict::properties::not_applicable("SOME-ADMISSION-CAPPED", &c).is_some(),
         "the guard calls SOME-ADMISSION-CAPPED applicable with 2 leader-only buckets, 2 slots, \
          M = 1 and no server crash"
     );
@@ -217,14 +217,14 @@ fn no_liveness_goal_applies_against_an_abstract_rest() {
     let mut c = Config::from_json_file(&path).unwrap_or_else(|e| panic!("{e}"));
     assert!(!c.abstract_buckets.is_empty());
     c.no_give_up = true; // so that LIVE-PROGRESS would apply but for the abstract rest
-    let goals: Vec<&str> = rebalance_model::properties::all()
+    let goals: Vec<&str> = rebalance_model::verdict::properties::all()
         .into_iter()
         .map(|p| p.name)
         .filter(|n| n.starts_with("LIVE-"))
         .collect();
     assert!(goals.len() >= 5, "only {goals:?}");
     for goal in &goals {
-        let why = rebalance_model::properties::always_not_applicable(goal, &c);
+        let why = rebalance_model::verdict::properties::always_not_applicable(goal, &c);
         assert!(
             why.is_some_and(|w| w.contains("abstract_buckets")),
             "{goal}: {why:?} with abstract buckets"
@@ -233,7 +233,7 @@ fn no_liveness_goal_applies_against_an_abstract_rest() {
     c.abstract_buckets.clear();
     for goal in &goals {
         assert_eq!(
-            rebalance_model::properties::always_not_applicable(goal, &c),
+            rebalance_model::verdict::properties::always_not_applicable(goal, &c),
             None,
             "{goal} with the same plan concrete"
         );

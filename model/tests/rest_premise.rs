@@ -4,10 +4,10 @@
 //! bucket but one is abstract), or a few of them, or none. Then whatever holds of the concrete
 //! bucket in every behaviour of the abstract model holds of that bucket in the whole model.
 
-use rebalance_model::action::{RestFault, RestStep};
 use rebalance_model::check::por::reduced;
 use rebalance_model::check::walk::{edges, fingerprint};
 use rebalance_model::rest::abstraction;
+use rebalance_model::step::action::{RestFault, RestStep};
 use rebalance_model::{
     Action, BucketId, BucketStatus, BugSet, Config, Message, RebalanceModel, SystemState,
 };

@@ -14,7 +14,7 @@
 
 mod common;
 use common::{cycle_bound, each_edge};
-use rebalance_model::types::{Replicas, ServerId, ServerSet};
+use rebalance_model::state::types::{Replicas, ServerId, ServerSet};
 use rebalance_model::{
     preset, Action, BucketStatus, BugSet, Event, Key, RebalanceModel, SystemState,
 };

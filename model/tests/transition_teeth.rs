@@ -9,7 +9,7 @@
 mod common;
 use common::find;
 use rebalance_model::state::Attempt;
-use rebalance_model::transition::{record, Examined};
+use rebalance_model::step::transition::{record, Examined};
 use rebalance_model::{preset, Action, BucketStatus, BugSet, RebalanceModel, SystemState};
 use rebalance_model::{Key, StepOutput};
 

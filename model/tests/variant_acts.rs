@@ -10,7 +10,7 @@
 mod common;
 use common::each_edge;
 use rebalance_model::check::por::reduced;
-use rebalance_model::types::ServerSet;
+use rebalance_model::state::types::ServerSet;
 use rebalance_model::{preset, Action, BucketStatus, Bug, BugSet, RebalanceModel, SystemState};
 use std::collections::HashSet;
 

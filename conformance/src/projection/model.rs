@@ -24,7 +24,7 @@ same_variants!(fn task_status(model::TaskStatus) -> TaskStatus {
     NotStarted, Rebalancing, Completed, Failed, Canceled
 });
 
-same_variants!(fn overall(model::types::OverallStatus) -> OverallStatus {
+same_variants!(fn overall(model::state::types::OverallStatus) -> OverallStatus {
     Rebalancing, Completed, Failed, Canceled
 });
 

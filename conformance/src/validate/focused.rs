@@ -1309,7 +1309,7 @@ pub(super) mod tests {
 
     /// Messages of some reachable states of a small preset, requests and responses and others.
     pub(in crate::validate) fn message_pool() -> (SystemState, Vec<Message>) {
-        let config = rebalance_model::presets::preset("ci-store").expect("a preset");
+        let config = rebalance_model::config::presets::preset("ci-store").expect("a preset");
         let model = model_for(config, BugSet::none());
         let init = model.init_state();
         let mut level = vec![init.clone()];

@@ -1091,7 +1091,8 @@ mod tests {
 
     #[test]
     fn the_buffered_fingerprint_is_the_unbuffered_one() {
-        let config = rebalance_model::presets::preset("ci-rf2-recovery").expect("a CI preset");
+        let config =
+            rebalance_model::config::presets::preset("ci-rf2-recovery").expect("a CI preset");
         let model = model_for(config, rebalance_model::BugSet::default());
         let mut states = vec![model.init_state()];
         // Two levels of successors: messages in flight, views changed, a crash.
@@ -1110,7 +1111,8 @@ mod tests {
 
     #[test]
     fn the_filtered_successors_are_the_models_own() {
-        let config = rebalance_model::presets::preset("ci-rf2-recovery").expect("a CI preset");
+        let config =
+            rebalance_model::config::presets::preset("ci-rf2-recovery").expect("a CI preset");
         let model = model_for(config, rebalance_model::BugSet::default());
         let mut states = vec![model.init_state()];
         let mut hidden_seen = 0;

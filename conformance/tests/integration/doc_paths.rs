@@ -2,7 +2,7 @@
 //! `NOTES.md`, and the doc comments (`//!`, `///`) of every Rust file, which are the crate docs.
 //! A path in backquotes that ends in a file extension must name a file relative to the
 //! repository root, to the document's own directory, to its crate's root or `src/`, or to
-//! `model/src` (the spec names the model's files as `coordinator/mod.rs`); with a `:LINE`
+//! `model/src` (the spec names the model's files as `step/coordinator/mod.rs`); with a `:LINE`
 //! suffix, the file must have that many lines. Placeholders (`DIR/suite.json`) and what runs
 //! write (`mutants-runs/`) are not paths of the repository.
 

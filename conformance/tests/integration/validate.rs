@@ -702,7 +702,8 @@ fn every_kept_variant_and_switch_trace_logged_is_rejected_where_it_acts() {
 /// The manager's log of a fault-free run of `ci-rf2-recovery` cut by a coordinator crash after
 /// `prefix` steps and then run to its end; and the index of the start record after the crash.
 fn crashed_at(prefix: usize) -> (RebalanceModel, Vec<Value>, usize) {
-    let model = unreduced(rebalance_model::presets::load("ci-rf2-recovery").expect("preset"));
+    let model =
+        unreduced(rebalance_model::config::presets::load("ci-rf2-recovery").expect("preset"));
     let mut steps = fault_free_run(&model);
     steps.truncate(prefix);
     steps.push(Action::CrashCoordinator);
@@ -787,7 +788,8 @@ fn an_input_cut_short_by_a_crash_is_explained_only_just_before_the_start() {
 /// A host killed during its first Recover: the log goes from the first start to the second.
 #[test]
 fn a_first_recover_cut_short_is_explained() {
-    let model = unreduced(rebalance_model::presets::load("ci-rf2-recovery").expect("preset"));
+    let model =
+        unreduced(rebalance_model::config::presets::load("ci-rf2-recovery").expect("preset"));
     use rebalance_model::ActionKind as K;
     let wanted = [
         K::Register,
@@ -815,7 +817,8 @@ fn a_first_recover_cut_short_is_explained() {
 #[test]
 fn an_incarnation_that_logged_nothing_is_explained_by_its_epoch_gap() {
     use rebalance_model::ActionKind as K;
-    let model = unreduced(rebalance_model::presets::load("ci-coordinator-crash").expect("preset"));
+    let model =
+        unreduced(rebalance_model::config::presets::load("ci-coordinator-crash").expect("preset"));
     let mut budgets = model.config.clone();
     budgets.budgets.coordinator_crash = 2;
     let model = unreduced(budgets);

@@ -4,8 +4,8 @@
 
 use crate::check::dfs;
 use crate::check::shortest::{self, Counterexample};
-use crate::model::RebalanceModel;
-use crate::properties;
+use crate::step::model::RebalanceModel;
+use crate::verdict::properties;
 use stateright::{Checker, Expectation, HasDiscoveries, Model};
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;

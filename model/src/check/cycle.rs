@@ -11,17 +11,17 @@
 //! graph every state is its own component and leaves the stack when its frame ends, so the cost
 //! is that of a plain depth-first search.
 
-use crate::action::Action;
 use crate::check::lasso::{self, Goal, Lasso};
 use crate::check::walk::{self, fingerprint};
-use crate::model::RebalanceModel;
 use crate::state::SystemState;
+use crate::step::action::Action;
+use crate::step::model::RebalanceModel;
 use std::collections::HashMap;
 
 /// The liveness goals the search decides, each as "infinitely often g" (spec 7.3): the LIVE-*
 /// goals, the same predicates the checker reads at fair end states.
 pub fn goals() -> &'static [Goal] {
-    crate::properties::live_goals()
+    crate::verdict::properties::live_goals()
 }
 
 /// What the search saw, and every violation: per goal, the first fair component (in the order

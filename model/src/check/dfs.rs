@@ -26,8 +26,8 @@
 //! depending on the order and, with threads, on timing.
 
 use crate::check::walk::fingerprint;
-use crate::model::RebalanceModel;
 use crate::state::SystemState;
+use crate::step::model::RebalanceModel;
 use stateright::{Expectation, Model, Property};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -197,7 +197,7 @@ impl Shared<'_> {
         state: &SystemState,
         depth: usize,
         stack: &mut VecDeque<Job>,
-        actions: &mut Vec<crate::action::Action>,
+        actions: &mut Vec<crate::step::action::Action>,
         local: &mut Local,
     ) {
         local.expanded += 1;

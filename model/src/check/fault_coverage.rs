@@ -4,12 +4,12 @@
 //! when some explored step takes its last fault with the others already taken, on a bucket in
 //! that phase. Nothing is read from a configuration's budgets but what a state says is spent.
 
-use crate::action::{Action, StepOutput};
 use crate::check::walk::{edges, fingerprint};
 use crate::config::Config;
-use crate::model::RebalanceModel;
+use crate::state::types::{BucketStatus, PlanEntry, PlanKind, ServerSet};
 use crate::state::SystemState;
-use crate::types::{BucketStatus, PlanEntry, PlanKind, ServerSet};
+use crate::step::action::{Action, StepOutput};
+use crate::step::model::RebalanceModel;
 use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 

@@ -12,10 +12,10 @@
 //! fair cycle; and a fair `C` holds one (a walk through every state and edge of `C`, or the
 //! shorter one [`build`] constructs).
 
-use crate::action::Action;
 use crate::check::walk::{self, fingerprint};
-use crate::model::RebalanceModel;
 use crate::state::SystemState;
+use crate::step::action::Action;
+use crate::step::model::RebalanceModel;
 use crate::trace::Trace;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ops::ControlFlow;

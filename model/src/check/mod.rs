@@ -3,7 +3,8 @@
 //! [`crate::RebalanceModel::step`]: depth-first walks with one fingerprint per state ([`walk`]),
 //! shortest counterexamples and examples ([`shortest`]), and the fair-cycle search for liveness
 //! ([`cycle`], with its lassos in [`lasso`]). Nothing here is part of the protocol; everything
-//! reads it through the model's step and state.
+//! reads it through the model's step and state. `stateright_model` is the glue that makes
+//! [`crate::RebalanceModel`] a `stateright::Model`, for Stateright's checkers and Explorer.
 
 pub mod checker;
 pub mod cycle;
@@ -12,4 +13,5 @@ pub mod fault_coverage;
 pub mod lasso;
 pub mod por;
 pub mod shortest;
+mod stateright_model;
 pub mod walk;

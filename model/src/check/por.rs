@@ -11,14 +11,14 @@
 //! step lowers a measure no cycle can lower forever (the cycle proviso) is argued in the spec;
 //! `model/tests/integration/por.rs` checks the consequences on every CI preset.
 
-use crate::action::Action;
-use crate::bug::{Bug, BugSet};
 use crate::config::Config;
-use crate::environment;
-use crate::message::{AdjustIsrResult, Message};
-use crate::model::RebalanceModel;
+use crate::state::message::{AdjustIsrResult, Message};
+use crate::state::types::{BucketId, ServerId};
 use crate::state::SystemState;
-use crate::types::{BucketId, ServerId};
+use crate::step::action::Action;
+use crate::step::environment;
+use crate::step::model::RebalanceModel;
+use crate::verdict::bug::{Bug, BugSet};
 
 /// A replica: one server's copy of one bucket, the unit whose steps a stubborn set holds.
 pub type Replica = (ServerId, BucketId);
@@ -203,7 +203,7 @@ fn stubborn(state: &SystemState, (server, bucket): Replica) -> bool {
 /// resend after a restart is the only send for a bucket without an attempt and no write), no
 /// rebalance can be registered, no recovery is pending, and the bucket is not waiting to be
 /// admitted.
-fn sole_request_at_its_epochs(state: &SystemState, n: &crate::message::Nli) -> bool {
+fn sole_request_at_its_epochs(state: &SystemState, n: &crate::state::message::Nli) -> bool {
     let c = &state.coordinator;
     let cache = c.cache.lai[n.bucket as usize];
     if n.leader_epoch < cache.leader_epoch || n.bucket_epoch < cache.bucket_epoch {
@@ -214,7 +214,8 @@ fn sole_request_at_its_epochs(state: &SystemState, n: &crate::message::Nli) -> b
         && state.servers.iter().all(|s| s.up)
         && state.budgets.register == 0
         && !c.recovery_pending
-        && !(key.is_none() && c.status_of(n.bucket) == Some(crate::types::BucketStatus::NotStarted))
+        && !(key.is_none()
+            && c.status_of(n.bucket) == Some(crate::state::types::BucketStatus::NotStarted))
 }
 
 /// The stubborn set of `replica`: the delivery of each distinct message addressed to it, and

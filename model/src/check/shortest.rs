@@ -3,13 +3,13 @@
 //! and the index of the action that reached it, at its first (hence minimal) depth, and each
 //! property is checked when a state is first seen.
 
-use crate::action::Action;
-use crate::bug::{Bug, BugSet};
 use crate::check::walk;
 use crate::config::Config;
-use crate::model::RebalanceModel;
 use crate::state::SystemState;
+use crate::step::action::Action;
+use crate::step::model::RebalanceModel;
 use crate::trace::Trace;
+use crate::verdict::bug::{Bug, BugSet};
 use stateright::{Model, Property};
 use std::ops::ControlFlow;
 

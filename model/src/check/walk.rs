@@ -4,9 +4,9 @@
 //! `Model::actions` order that `step` enables, within the configuration's search bound, so an
 //! action index recorded here opens the same path in the Explorer.
 
-use crate::action::{Action, StepOutput};
-use crate::model::RebalanceModel;
 use crate::state::SystemState;
+use crate::step::action::{Action, StepOutput};
+use crate::step::model::RebalanceModel;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::ops::ControlFlow;

@@ -2,8 +2,8 @@
 //! on the model here and on the manager by the conformance harness, both through
 //! [`Observation`], the same JSON built from each side.
 
-use crate::action::StepOutput;
 use crate::state::SystemState;
+use crate::step::action::StepOutput;
 use crate::trace::pattern::{self, FieldDiff, Limits, Shape, ShapeError};
 use crate::view::render;
 use serde_json::{json, Map, Value};
@@ -262,7 +262,7 @@ impl Observation {
                         .find(|(x, _)| usize::from(*x) == b)
                         .map(|(x, a)| {
                             let tracked =
-                                c.status_of(*x) == Some(crate::types::BucketStatus::Timeout);
+                                c.status_of(*x) == Some(crate::state::types::BucketStatus::Timeout);
                             attempt_json(
                                 tracked,
                                 a.age.into(),

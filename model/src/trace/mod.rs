@@ -11,13 +11,13 @@ pub mod expect;
 pub mod pattern;
 pub mod suite;
 
-use crate::action::{Action, ActionKind, StepOutput};
-use crate::bug::{Bug, BugSet};
+use crate::config::presets;
 use crate::config::{Config, ConfigError, PlanTarget};
-use crate::message::Message;
-use crate::model::RebalanceModel;
-use crate::presets;
+use crate::state::message::Message;
 use crate::state::SystemState;
+use crate::step::action::{Action, ActionKind, StepOutput};
+use crate::step::model::RebalanceModel;
+use crate::verdict::bug::{Bug, BugSet};
 use crate::view::render;
 use expect::{ExpectFailure, Expectation, Observation};
 use pattern::{Limits, Shape, ShapeError};

@@ -10,16 +10,16 @@
 //! Everything is in a fixed order (goals, candidate actions, ties broken by path length and then
 //! goal order), so the same configuration always gives the same files.
 
-use crate::action::{Action, ActionKind, StepOutput};
-use crate::bug::BugSet;
 use crate::check::walk;
 use crate::config::Config;
-use crate::model::RebalanceModel;
-use crate::rule::Rule;
 use crate::state::SystemState;
+use crate::step::action::{Action, ActionKind, StepOutput};
+use crate::step::model::RebalanceModel;
 use crate::trace::expect::{Expectation, Observation};
 use crate::trace::pattern::Limits;
 use crate::trace::Trace;
+use crate::verdict::bug::BugSet;
+use crate::verdict::rule::Rule;
 use serde_json::{json, Value};
 use stateright::{Expectation as Kind, Property};
 use std::collections::{HashMap, VecDeque};
@@ -46,7 +46,7 @@ impl Goal {
                 goals.push(Goal::Kind(k, true));
             }
         }
-        for p in crate::properties::all() {
+        for p in crate::verdict::properties::all() {
             if p.expectation == Kind::Sometimes {
                 goals.push(Goal::Companion(p.name));
             }
@@ -87,7 +87,7 @@ struct Scorer {
 impl Scorer {
     fn new() -> Scorer {
         let goals = Goal::all();
-        let companions = crate::properties::all()
+        let companions = crate::verdict::properties::all()
             .into_iter()
             .filter(|p| p.expectation == Kind::Sometimes)
             .map(|p| {

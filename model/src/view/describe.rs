@@ -1,11 +1,11 @@
 //! Actions and steps in spec vocabulary, for counterexamples and the Explorer. Messages and
 //! stored metadata are written as trace JSON (`render`), so they can be pasted into a trace.
 
-use crate::action::{Action, StepOutput};
-use crate::message::Message;
-use crate::model::RebalanceModel;
+use crate::state::message::Message;
+use crate::state::types::BucketStatus;
 use crate::state::{Event, SystemState};
-use crate::types::BucketStatus;
+use crate::step::action::{Action, StepOutput};
+use crate::step::model::RebalanceModel;
 use crate::view::render;
 
 fn fail(k: &Option<u8>) -> String {
@@ -38,8 +38,8 @@ pub fn message(m: &Message) -> String {
 /// flight together have the same identity (the epochs change with every write), so this names
 /// one message among an Explorer state's actions (`explorer` tests it).
 pub fn message_id(m: &Message) -> String {
-    let key = |k: &Option<crate::types::Key>| k.map_or("no key".into(), |k| k.to_string());
-    let leader = |l: Option<crate::types::ServerId>| l.map_or("-".into(), |l| l.to_string());
+    let key = |k: &Option<crate::state::types::Key>| k.map_or("no key".into(), |k| k.to_string());
+    let leader = |l: Option<crate::state::types::ServerId>| l.map_or("-".into(), |l| l.to_string());
     match m {
         Message::Nli(n) => format!(
             "Nli b{} leader {} isr {} le{} be{} ce{} {}",
@@ -68,14 +68,16 @@ pub fn message_id(m: &Message) -> String {
             a.bucket_epoch
         ),
         Message::AdjustIsrResponse(r) => match &r.result {
-            crate::message::AdjustIsrResult::Ok(l) => format!(
+            crate::state::message::AdjustIsrResult::Ok(l) => format!(
                 "AdjustIsrResponse b{} ok isr {} le{} be{}",
                 r.bucket,
                 render::json(&l.isr),
                 l.leader_epoch,
                 l.bucket_epoch
             ),
-            crate::message::AdjustIsrResult::Err => format!("AdjustIsrResponse b{} err", r.bucket),
+            crate::state::message::AdjustIsrResult::Err => {
+                format!("AdjustIsrResponse b{} err", r.bucket)
+            }
         },
     }
 }
@@ -84,7 +86,7 @@ pub fn message_id(m: &Message) -> String {
 /// action labels, short enough to read in a list. A counterexample prints [`action`], whose
 /// messages are whole trace JSON, to be pasted into a trace.
 pub fn short_action(a: &Action) -> String {
-    let from = |s: crate::types::ServerId| format!("s{s}");
+    let from = |s: crate::state::types::ServerId| format!("s{s}");
     match a {
         Action::DeliverNli { msg } => {
             format!(
@@ -205,8 +207,8 @@ pub fn action(a: &Action) -> String {
 }
 
 /// One step of the abstract rest of the plan (spec 9).
-fn rest(step: &crate::action::RestStep) -> String {
-    use crate::action::{RestFault, RestStep};
+fn rest(step: &crate::step::action::RestStep) -> String {
+    use crate::step::action::{RestFault, RestStep};
     match step {
         RestStep::Move { bucket } => format!("b{bucket}'s metadata leaves or regains its origin"),
         RestStep::Progress { bucket } => format!("b{bucket}'s metadata changes (progress)"),

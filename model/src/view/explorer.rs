@@ -7,10 +7,10 @@
 //! own pages ([`crate::view::web`]), which say why.
 
 use super::{describe, render};
-use crate::action::Action;
-use crate::model::RebalanceModel;
+use crate::state::types::{BucketId, Replicas, ServerId, ServerSet};
 use crate::state::{Coordinator, SystemState};
-use crate::types::{BucketId, Replicas, ServerId, ServerSet};
+use crate::step::action::Action;
+use crate::step::model::RebalanceModel;
 use serde_json::json;
 use stateright::{Model, Path, Property};
 use std::collections::HashSet;
@@ -57,7 +57,7 @@ pub struct ExplorerModel(pub RebalanceModel);
 
 fn properties() -> &'static [Property<RebalanceModel>] {
     static ALL: OnceLock<Vec<Property<RebalanceModel>>> = OnceLock::new();
-    ALL.get_or_init(crate::properties::all)
+    ALL.get_or_init(crate::verdict::properties::all)
 }
 
 /// A property's condition on [`ExplorerModel`]: `Property` takes a plain `fn`, so one function
@@ -180,7 +180,7 @@ impl Model for ExplorerModel {
 /// interned for the process (there are at most as many as companions times n/a reasons).
 fn explorer_name(p: &Property<RebalanceModel>, config: &crate::config::Config) -> &'static str {
     static INTERNED: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    let Some(why) = crate::properties::property_not_applicable(p, config) else {
+    let Some(why) = crate::verdict::properties::property_not_applicable(p, config) else {
         return p.name;
     };
     let name = format!("{} (n/a here: {why})", p.name);
@@ -208,7 +208,7 @@ fn yes(b: bool) -> &'static str {
 
 /// The plan entry of bucket `b`: the coordinator's, else the stored task's (a coordinator that
 /// has not recovered yet has none).
-fn plan_of(s: &SystemState, b: BucketId) -> Option<crate::types::PlanEntry> {
+fn plan_of(s: &SystemState, b: BucketId) -> Option<crate::state::types::PlanEntry> {
     s.coordinator.plan_entry(b).copied().or_else(|| {
         s.store
             .task
@@ -623,14 +623,14 @@ mod tests {
     #[test]
     fn n_a_companions_are_named_so() {
         for preset in ["tiny", "ci-store", "ci-server-crash"] {
-            let config = crate::presets::preset(preset).unwrap();
+            let config = crate::config::presets::preset(preset).unwrap();
             let m = ExplorerModel(RebalanceModel::new(
                 config.clone(),
-                crate::bug::BugSet::none(),
+                crate::verdict::bug::BugSet::none(),
             ));
             let mut marked = 0;
-            for (ours, p) in m.properties().iter().zip(crate::properties::all()) {
-                let na = crate::properties::property_not_applicable(&p, &config).is_some();
+            for (ours, p) in m.properties().iter().zip(crate::verdict::properties::all()) {
+                let na = crate::verdict::properties::property_not_applicable(&p, &config).is_some();
                 assert_eq!(
                     ours.name.contains("(n/a here: "),
                     na,
@@ -659,8 +659,8 @@ mod tests {
     fn short_action_labels_are_distinct_among_a_states_actions() {
         for preset in ["ci-store", "ci-rf3-loss"] {
             let m = RebalanceModel::new(
-                crate::presets::preset(preset).unwrap(),
-                crate::bug::BugSet::none(),
+                crate::config::presets::preset(preset).unwrap(),
+                crate::verdict::bug::BugSet::none(),
             );
             let init = m.init_state();
             let mut seen = std::collections::HashSet::from([init.clone()]);
@@ -693,11 +693,11 @@ mod tests {
     #[test]
     fn the_explorer_model_has_every_property() {
         let m = ExplorerModel(RebalanceModel::new(
-            crate::presets::preset("tiny").unwrap(),
-            crate::bug::BugSet::none(),
+            crate::config::presets::preset("tiny").unwrap(),
+            crate::verdict::bug::BugSet::none(),
         ));
         let ours = m.properties();
-        let theirs = crate::properties::all();
+        let theirs = crate::verdict::properties::all();
         assert_eq!(ours.len(), theirs.len());
         let init = m.init_states().remove(0);
         for (a, b) in ours.iter().zip(&theirs) {

@@ -2,8 +2,8 @@
 //! as the compact JSON of `spec/trace-format.md`, so that whatever is printed can be pasted back
 //! into a trace.
 
-use crate::action::{Action, CancelReply, ClientReply, RegisterReply};
-use crate::message::Message;
+use crate::state::message::Message;
+use crate::step::action::{Action, CancelReply, ClientReply, RegisterReply};
 use serde::Serialize;
 
 /// A status (of a bucket, the task or the whole rebalance) as the spec writes it:

@@ -201,7 +201,7 @@ pub fn assert_fair_lasso(
     lasso: &rebalance_model::check::lasso::Lasso,
 ) -> Vec<rebalance_model::SystemState> {
     use rebalance_model::{Action, SystemState};
-    let goal = rebalance_model::properties::live_goals()
+    let goal = rebalance_model::verdict::properties::live_goals()
         .iter()
         .find(|(n, _)| *n == lasso.goal)
         .expect("a LIVE-* goal")

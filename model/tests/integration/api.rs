@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use rebalance_model::action::{ClientReply, RegisterReply};
+use rebalance_model::step::action::{ClientReply, RegisterReply};
 use rebalance_model::{preset, Action, BugSet, Config, RebalanceModel, Trace};
 
 fn example_from_spec() -> String {
@@ -150,7 +150,7 @@ fn invalid_configs_name_the_field() {
 /// names the preset meant and lists them all; a correct one in a file says how to write it out.
 #[test]
 fn a_misspelt_preset_name_says_which_presets_exist() {
-    let e = rebalance_model::presets::load("ci-stor").unwrap_err();
+    let e = rebalance_model::config::presets::load("ci-stor").unwrap_err();
     assert!(
         e.starts_with("unknown configuration `ci-stor` (did you mean `ci-store`?): "),
         "{e}"
@@ -158,7 +158,7 @@ fn a_misspelt_preset_name_says_which_presets_exist() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("named.json");
     std::fs::write(&path, "\"ci-stor\"").unwrap();
-    let e = rebalance_model::presets::load(path.to_str().unwrap()).unwrap_err();
+    let e = rebalance_model::config::presets::load(path.to_str().unwrap()).unwrap_err();
     assert!(e.starts_with(&format!("{}: ", path.display())), "{e}");
     assert!(
         e.contains("expected a configuration object, found the string \"ci-stor\""),
@@ -169,10 +169,10 @@ fn a_misspelt_preset_name_says_which_presets_exist() {
         assert!(e.contains(name), "{name} not listed: {e}");
     }
     std::fs::write(&path, "\"tiny\"").unwrap();
-    let e = rebalance_model::presets::load(path.to_str().unwrap()).unwrap_err();
+    let e = rebalance_model::config::presets::load(path.to_str().unwrap()).unwrap_err();
     assert!(e.contains("`tiny` is a preset"), "{e}");
     // A name far from every preset guesses none.
-    let e = rebalance_model::presets::load("zzzz").unwrap_err();
+    let e = rebalance_model::config::presets::load("zzzz").unwrap_err();
     assert!(!e.contains("did you mean"), "{e}");
 }
 
@@ -320,7 +320,7 @@ fn step_reports_reply_store_ops_and_rules() {
 #[test]
 fn no_fair_cycle_in_ci_presets() {
     let mut names: Vec<&str> = std::iter::once("tiny")
-        .chain(rebalance_model::presets::ci_preset_names())
+        .chain(rebalance_model::config::presets::ci_preset_names())
         .collect();
     names.sort_by_key(|n| std::cmp::Reverse(common::pinned_whole(n)));
     let failures = common::on_every_core(names, no_fair_cycle_with_pinned_count);

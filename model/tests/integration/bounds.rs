@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use rebalance_model::check::walk::{edges, fingerprint};
-use rebalance_model::properties::COMPANIONS;
+use rebalance_model::verdict::properties::COMPANIONS;
 use rebalance_model::{preset, Action, BugSet, Config, Event, RebalanceModel, SystemState};
 
 use crate::common;

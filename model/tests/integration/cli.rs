@@ -173,7 +173,7 @@ fn check_json_names_its_bounds_and_the_resolved_configuration() {
         live.iter()
             .filter(|l| l.ends_with(&format!("holds at {ends} fair end states")))
             .count(),
-        rebalance_model::properties::live_goals().len() - 1,
+        rebalance_model::verdict::properties::live_goals().len() - 1,
         "{text}"
     );
     // LIVE-PROGRESS is the progress check's (spec 7.3): with give-ups on it says where it is

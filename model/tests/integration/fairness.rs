@@ -3,8 +3,8 @@
 
 use std::ops::ControlFlow;
 
-use rebalance_model::action::Fairness;
 use rebalance_model::check::walk::bfs;
+use rebalance_model::step::action::Fairness;
 use rebalance_model::{preset, ActionKind, BugSet, RebalanceModel};
 
 /// `is_fair_end` skips the enabled-action scan when a message is in flight or an event is

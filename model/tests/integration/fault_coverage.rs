@@ -4,7 +4,7 @@
 
 use rebalance_model::check::fault_coverage::{measure, possible_cells, Faults, Phase, Shape};
 use rebalance_model::check::por::reduced;
-use rebalance_model::presets::{combination, combination_name, preset};
+use rebalance_model::config::presets::{combination, combination_name, preset};
 use rebalance_model::BugSet;
 
 fn walked(name: &str) -> rebalance_model::check::fault_coverage::Coverage {
@@ -189,10 +189,10 @@ fn the_empty_cells_at_origin_have_their_reasons() {
 /// leader is not yet `new_leader` (a leader-only change).
 fn placed_at_origin(
     s: &rebalance_model::SystemState,
-    e: &rebalance_model::types::PlanEntry,
+    e: &rebalance_model::state::types::PlanEntry,
 ) -> bool {
     let b = e.bucket as usize;
-    if e.kind() == rebalance_model::types::PlanKind::Move {
+    if e.kind() == rebalance_model::state::types::PlanKind::Move {
         let mut stored: Vec<_> = s.store.buckets.assignment[b].iter().copied().collect();
         let mut ors: Vec<_> = e.ors.iter().copied().collect();
         stored.sort_unstable();

@@ -20,7 +20,7 @@
 use rebalance_model::check::checker::{check, CheckOptions};
 use rebalance_model::check::por::{self, measure, stubborn_replica, Setup};
 use rebalance_model::check::walk;
-use rebalance_model::presets::ci_preset_names;
+use rebalance_model::config::presets::ci_preset_names;
 use rebalance_model::state::LastStep;
 use rebalance_model::{preset, Action, BugSet, Config, RebalanceModel, SystemState};
 use std::collections::{HashMap, HashSet};

@@ -9,11 +9,11 @@
 //! CI runs the smallest such preset; `SUPERSEDED_PRESETS=all` runs every replicated preset
 //! (scripts/scheduled-checks.sh does).
 
-use rebalance_model::bug::Bug;
 use rebalance_model::check::checker::{check, CheckOptions};
 use rebalance_model::check::cycle::fair_cycles_for_goals;
 use rebalance_model::check::shortest::first_discoveries;
-use rebalance_model::presets::ci_preset_names;
+use rebalance_model::config::presets::ci_preset_names;
+use rebalance_model::verdict::bug::Bug;
 use rebalance_model::{preset, BugSet, Config, RebalanceModel};
 
 fn verdicts(config: Config, bugs: BugSet) -> Vec<(&'static str, &'static str)> {

@@ -6,7 +6,7 @@
 
 use crate::common;
 use common::{find, fingerprint};
-use rebalance_model::transition::record;
+use rebalance_model::step::transition::record;
 use rebalance_model::{
     preset, Action, BucketStatus, BugSet, CancelReply, ClientReply, RebalanceModel, StepOutput,
 };

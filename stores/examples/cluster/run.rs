@@ -18,7 +18,7 @@ use crate::store::{open_store, zk_server, FAIL_FLUSH_AT, KILL_AT, SERVERS};
 
 const SLOW_FOR_MS: u64 = 200_000;
 
-/// The model holds at most this many buckets (model/src/types.rs).
+/// The model holds at most this many buckets (model/src/state/types.rs).
 const MODEL_MAX_BUCKETS: usize = 16;
 
 /// The model configuration (the format of `model/configs/*.json`) of this cluster and `plan`,

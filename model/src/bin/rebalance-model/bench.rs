@@ -1,12 +1,12 @@
 //! `rebalance-model bench`: throughput and memory of the exhaustive DFS check per
 //! configuration, and a single-threaded profile of where one transition's time goes.
 
-use rebalance_model::bug::BugSet;
 use rebalance_model::check::checker::{self, CheckOptions};
-use rebalance_model::model::RebalanceModel;
-use rebalance_model::presets::{self, ci_preset_names, preset_names};
-use rebalance_model::properties;
+use rebalance_model::config::presets::{self, ci_preset_names, preset_names};
 use rebalance_model::state::SystemState;
+use rebalance_model::step::model::RebalanceModel;
+use rebalance_model::verdict::bug::BugSet;
+use rebalance_model::verdict::properties;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::hint::black_box;

@@ -11,11 +11,11 @@
 //! anything else, which is where re-election churns. The graph is finite and acyclic (spec 7.3),
 //! so every walk ends at a terminal state.
 
-use rebalance_model::action::Action;
-use rebalance_model::model::RebalanceModel;
-use rebalance_model::rule::Rule;
+use rebalance_model::state::types::BucketStatus;
 use rebalance_model::state::SystemState;
-use rebalance_model::types::BucketStatus;
+use rebalance_model::step::action::Action;
+use rebalance_model::step::model::RebalanceModel;
+use rebalance_model::verdict::rule::Rule;
 
 /// What the walks saw.
 #[derive(Clone, Debug, Default, PartialEq)]

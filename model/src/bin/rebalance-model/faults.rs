@@ -4,7 +4,7 @@
 use rebalance_model::check::fault_coverage::{self, possible_cells, Cell, Coverage, Faults};
 use rebalance_model::check::fault_coverage::{Phase, Shape};
 use rebalance_model::check::por::reduced;
-use rebalance_model::presets::ci_preset_names;
+use rebalance_model::config::presets::ci_preset_names;
 use rebalance_model::BugSet;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -24,7 +24,7 @@ pub fn measure(names: &[String], limit: usize) -> Result<Vec<Measured>, String> 
     let ci = ci_preset_names();
     let mut all = Vec::new();
     for name in names {
-        let config = rebalance_model::presets::load(name)?;
+        let config = rebalance_model::config::presets::load(name)?;
         let (model, _) = reduced(config, BugSet::default());
         let start = Instant::now();
         let coverage = fault_coverage::measure(&model, limit, |n| {

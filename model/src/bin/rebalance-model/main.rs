@@ -288,7 +288,7 @@ enum Command {
 const MAX_SIMULATE_SECONDS: u64 = 365 * 24 * 60 * 60;
 
 fn load_config(name: &str) -> Result<Config, String> {
-    rebalance_model::presets::load(name)
+    rebalance_model::config::presets::load(name)
 }
 
 fn model_from(args: &ModelArgs) -> Result<RebalanceModel, String> {
@@ -307,7 +307,7 @@ fn main() -> ExitCode {
             out,
         } => {
             let names: Vec<String> = if configs.is_empty() {
-                rebalance_model::presets::ci_preset_names()
+                rebalance_model::config::presets::ci_preset_names()
                     .into_iter()
                     .map(String::from)
                     .collect()

@@ -19,7 +19,7 @@ pub mod page;
 pub mod path;
 pub mod verdicts;
 
-use crate::model::RebalanceModel;
+use crate::step::model::RebalanceModel;
 use verdicts::Verdicts;
 
 const CSS: &str = include_str!("explorer.css");

@@ -8,7 +8,7 @@ use super::diff;
 use super::path::{self, Kind, Mark, PropertyMark, Walked};
 use super::verdicts::Status;
 use crate::check::checker::Verdict;
-use crate::model::RebalanceModel;
+use crate::step::model::RebalanceModel;
 use crate::view::describe;
 use crate::view::explorer::{self, route};
 use std::fmt::Write;

@@ -6,10 +6,10 @@
 //! that reached: the indices `check` prints with a counterexample, so its link lands on the very
 //! state it reports.
 
-use crate::action::Action;
-use crate::model::RebalanceModel;
-use crate::properties;
 use crate::state::SystemState;
+use crate::step::action::Action;
+use crate::step::model::RebalanceModel;
+use crate::verdict::properties;
 use stateright::{Expectation, Property};
 
 /// The states and actions of a path, `states[0]` the initial state and `actions[i]` the step
@@ -195,7 +195,7 @@ pub fn marks(model: &RebalanceModel, walked: &Walked) -> Vec<PropertyMark> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bug::{Bug, BugSet};
+    use crate::verdict::bug::{Bug, BugSet};
 
     #[test]
     fn addresses_parse_to_action_indices_and_bad_ones_say_why() {
@@ -207,7 +207,7 @@ mod tests {
 
     fn cancel_best_effort() -> RebalanceModel {
         RebalanceModel::new(
-            crate::presets::preset("ci-store").unwrap(),
+            crate::config::presets::preset("ci-store").unwrap(),
             BugSet::of(&[Bug::CancelBestEffort]),
         )
     }

@@ -3,7 +3,7 @@
 //! verdicts the page shows, and the counterexample links it gives, are the command line's.
 
 use crate::check::checker::{self, CheckOptions, CheckReport};
-use crate::model::RebalanceModel;
+use crate::step::model::RebalanceModel;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 

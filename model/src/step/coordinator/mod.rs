@@ -13,13 +13,15 @@ pub(crate) mod responses;
 mod timers;
 pub(crate) mod zombie;
 
-use crate::action::StepOutput;
-use crate::bug::{Bug, BugSet};
 use crate::config::Config;
-use crate::message::{Message, Nli};
-pub use crate::rule::Rule;
+use crate::state::message::{Message, Nli};
+use crate::state::types::{
+    BucketId, BucketStatus, Key, LeaderAndIsr, PlanEntry, Replicas, ServerId,
+};
 use crate::state::{Event, Observed, SystemState};
-use crate::types::{BucketId, BucketStatus, Key, LeaderAndIsr, PlanEntry, Replicas, ServerId};
+use crate::step::action::StepOutput;
+use crate::verdict::bug::{Bug, BugSet};
+pub use crate::verdict::rule::Rule;
 
 /// A store operation failed: the rest of the step is skipped, every change already made stays
 /// (spec 5, "Abort"; R8).
@@ -112,7 +114,7 @@ impl<'a> Step<'a> {
         let e = self.entry(b);
         if self.bug(Bug::FlussAtOrigin) {
             let lai = self.lai(b);
-            let ors = crate::types::ServerSet::from_servers(&e.ors);
+            let ors = crate::state::types::ServerSet::from_servers(&e.ors);
             return self.at_origin_assignment(b)
                 && lai.leader == Some(e.old_leader)
                 && lai.isr.is_subset(ors);
@@ -208,7 +210,7 @@ impl<'a> Step<'a> {
             // Spec 3.4, "redundant requests": a resend the server would adopt without change,
             // answering what is already in flight, is absorbed like one still in flight.
             if !(self.config.absorb_redundant_nli
-                && crate::environment::nli_redundant(self.s, &nli))
+                && crate::step::environment::nli_redundant(self.s, &nli))
             {
                 self.s.send(Message::Nli(nli));
             }
@@ -222,7 +224,7 @@ impl<'a> Step<'a> {
         b: BucketId,
         assignment: Replicas,
         leader: Option<ServerId>,
-        isr: crate::types::ServerSet,
+        isr: crate::state::types::ServerSet,
     ) -> Flow {
         let lai = self.lai(b);
         if assignment == *self.assignment(b) && leader == lai.leader && isr == lai.isr {
@@ -238,7 +240,7 @@ impl<'a> Step<'a> {
         b: BucketId,
         assignment: Replicas,
         leader: Option<ServerId>,
-        isr: crate::types::ServerSet,
+        isr: crate::state::types::ServerSet,
     ) -> Flow {
         self.store_op()?;
         self.fence(false)?;
@@ -272,7 +274,7 @@ impl<'a> Step<'a> {
         &self,
         old: LeaderAndIsr,
         leader: Option<ServerId>,
-        isr: crate::types::ServerSet,
+        isr: crate::state::types::ServerSet,
     ) -> LeaderAndIsr {
         LeaderAndIsr {
             leader,
@@ -296,7 +298,7 @@ impl<'a> Step<'a> {
         b: BucketId,
         assignment: Replicas,
         leader: Option<ServerId>,
-        isr: crate::types::ServerSet,
+        isr: crate::state::types::ServerSet,
         assignment_first: bool,
     ) -> Flow {
         let i = b as usize;

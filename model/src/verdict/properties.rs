@@ -2,11 +2,11 @@
 //! 7.2 as `sometimes`, and each liveness goal of 7.3 as an `always` that holds at every fair
 //! end state ([`RebalanceModel::is_fair_end`]).
 
-use crate::action::{Action, GiveUp};
 use crate::config::Config;
-use crate::model::RebalanceModel;
+use crate::state::types::{BucketId, BucketStatus, OverallStatus, ServerSet, TaskStatus};
 use crate::state::{Attempt, Event, SystemState};
-use crate::types::{BucketId, BucketStatus, OverallStatus, ServerSet, TaskStatus};
+use crate::step::action::{Action, GiveUp};
+use crate::step::model::RebalanceModel;
 use stateright::Property;
 
 type M = RebalanceModel;

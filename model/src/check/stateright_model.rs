@@ -1,15 +1,15 @@
 //! The Stateright [`Model`] of the protocol: Stateright's checker, the Explorer and our own
 //! searches all step [`RebalanceModel`] through this impl. It is its own file because it ties
-//! three layers together, the protocol (`model.rs`), its properties (`properties.rs`, which
-//! read the model) and the views for people (`view/`), and none of those may import another
-//! in a circle.
+//! three layers together, the protocol (`step/model.rs`), its properties
+//! (`verdict/properties.rs`, which read the model) and the views for people (`view/`), and none
+//! of those may import another in a circle.
 
 use stateright::{Model, Path, Property};
 
-use crate::action::Action;
-use crate::model::RebalanceModel;
-use crate::properties;
 use crate::state::SystemState;
+use crate::step::action::Action;
+use crate::step::model::RebalanceModel;
+use crate::verdict::properties;
 use crate::view::{describe, explorer};
 
 /// The Stateright `Model`: the checker, the Explorer and our own searches all step the protocol

@@ -4,8 +4,8 @@
 //! replicas to their start; one place, so that the two cannot disagree on where a run begins.
 
 use crate::config::{BucketConfig, Config};
+use crate::state::types::{BucketId, Epoch, LeaderAndIsr, Replicas, ServerId, ServerSet};
 use crate::state::ReplicaView;
-use crate::types::{BucketId, Epoch, LeaderAndIsr, Replicas, ServerId, ServerSet};
 
 /// A bucket's metadata as the configuration gives it, written by the coordinator of epoch
 /// `stored_ce`.

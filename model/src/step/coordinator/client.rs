@@ -1,11 +1,11 @@
 //! Client requests: R1 (Register) and R2 (Cancel).
 
 use super::{Flow, Rule, Step};
-use crate::action::{CancelReply, ClientReply, RegisterReply};
-use crate::bug::Bug;
-use crate::inline::InlineVec;
+use crate::state::inline::InlineVec;
+use crate::state::types::{BucketId, BucketStatus, OverallStatus, Plan, TaskStatus, MAX_BUCKETS};
 use crate::state::{Ghost, TaskNode};
-use crate::types::{BucketId, BucketStatus, OverallStatus, Plan, TaskStatus, MAX_BUCKETS};
+use crate::step::action::{CancelReply, ClientReply, RegisterReply};
+use crate::verdict::bug::Bug;
 
 impl Step<'_> {
     /// R1 Register(plan).

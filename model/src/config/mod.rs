@@ -1,7 +1,9 @@
 //! The model's configuration: the knobs of spec section 6 in ticks, the cluster, the plan targets
 //! and a budget per fault kind (spec section 9).
 
-use crate::types::{
+pub mod presets;
+
+use crate::state::types::{
     BucketId, Epoch, RebalanceId, ServerId, TaskStatus, MAX_BUCKETS, MAX_REPLICAS, MAX_SERVERS,
 };
 use serde::{Deserialize, Serialize};
@@ -232,7 +234,7 @@ pub enum ConfigError {
     /// A field has a value the model cannot use.
     Invalid { field: String, message: String },
     /// Something other than a JSON object where a configuration belongs; a string there is most
-    /// likely a preset's name, which [`crate::presets::explain`] says more about.
+    /// likely a preset's name, which [`crate::config::presets::explain`] says more about.
     NotAnObject { found: serde_json::Value },
 }
 

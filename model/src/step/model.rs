@@ -1,19 +1,19 @@
 //! The Stateright model: initial state, enabled actions and the transition function `step`.
 
-use crate::action::{Action, StepOutput};
-use crate::bug::BugSet;
 use crate::config::{BucketConfig, Config, PlanTarget, TaskConfig};
-use crate::coordinator::responses::adjust_isr_accepted;
-use crate::coordinator::Step;
-use crate::environment;
-use crate::initial::{bucket_meta, initial_view};
-use crate::message::Message;
-use crate::rule::Rule;
+use crate::state::message::Message;
+use crate::state::types::{Epoch, Plan, PlanEntry, Replicas, ServerSet};
 use crate::state::{
     BucketMeta, Coordinator, Event, Ghost, LastStep, Network, PerBucket, ServerState, Store,
     SystemState, TaskNode,
 };
-use crate::types::{Epoch, Plan, PlanEntry, Replicas, ServerSet};
+use crate::step::action::{Action, StepOutput};
+use crate::step::coordinator::responses::adjust_isr_accepted;
+use crate::step::coordinator::Step;
+use crate::step::environment;
+use crate::step::initial::{bucket_meta, initial_view};
+use crate::verdict::bug::BugSet;
+use crate::verdict::rule::Rule;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -145,7 +145,7 @@ impl RebalanceModel {
             state
         } else {
             // An abstract bucket starts at its canonical metadata (spec 9).
-            crate::coordinator::rest::abstraction(cfg, &state)
+            crate::step::coordinator::rest::abstraction(cfg, &state)
         }
     }
 
@@ -180,7 +180,7 @@ impl RebalanceModel {
     pub fn collects_dead_messages(&self) -> bool {
         self.config.collect_dead_messages
             && !self.config.failed_responses_in_flight
-            && !self.bugs.has(crate::bug::Bug::NoRequestFencing)
+            && !self.bugs.has(crate::verdict::bug::Bug::NoRequestFencing)
             && self.config.budgets.zombie_steps == 0
     }
 
@@ -189,7 +189,8 @@ impl RebalanceModel {
     /// ahead of them (D15), so the cache's epochs can fall back and the argument that a
     /// superseded Nli's view stays older than the cache no longer holds.
     pub fn collects_superseded_nli(&self) -> bool {
-        self.config.collect_superseded_nli && !self.bugs.has(crate::bug::Bug::SplitBucketWrites)
+        self.config.collect_superseded_nli
+            && !self.bugs.has(crate::verdict::bug::Bug::SplitBucketWrites)
     }
 
     /// Runs one action. `None` means the action is not enabled in `state`.
@@ -239,7 +240,7 @@ impl RebalanceModel {
             }
         }
         let out = std::mem::take(&mut step.out);
-        crate::transition::record(&self.config, state, action, &out, next);
+        crate::step::transition::record(&self.config, state, action, &out, next);
         Some(out)
     }
 
@@ -542,7 +543,7 @@ impl RebalanceModel {
             push(Action::TICK, out);
         }
         if state.zombie.is_some() {
-            crate::coordinator::zombie::zombie_candidates(state, out);
+            crate::step::coordinator::zombie::zombie_candidates(state, out);
         }
         if !self.config.abstract_buckets.is_empty() {
             self.rest_candidates(state, out);
@@ -553,7 +554,7 @@ impl RebalanceModel {
     /// each abstract bucket's move, progress and finish, each budget the rest may spend, and
     /// each up server's `last_ce` raised to any newer epoch up to the store's. `step` decides.
     fn rest_candidates(&self, state: &SystemState, out: &mut Vec<Action>) {
-        use crate::action::{RestFault, RestStep};
+        use crate::step::action::{RestFault, RestStep};
         let push = |step: RestStep, out: &mut Vec<Action>| {
             let a = Action::Rest {
                 step,

@@ -1,9 +1,14 @@
 //! The whole system's state (spec section 3), with the time abstraction of spec 9.
 
+pub mod inline;
+pub mod message;
+pub mod spill;
+pub mod types;
+
 use crate::config::Budgets;
-use crate::message::Message;
-use crate::spill::SpillVec;
-use crate::types::{
+use crate::state::message::Message;
+use crate::state::spill::SpillVec;
+use crate::state::types::{
     BucketId, BucketSet, BucketStatus, Entries, Epoch, Key, LeaderAndIsr, OverallStatus, Plan,
     PlanEntry, RebalanceId, Replicas, ServerId, ServerSet, TaskStatus, INLINE_ENTRIES,
 };

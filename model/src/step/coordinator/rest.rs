@@ -5,13 +5,13 @@
 //! replaced, by the steps below and by the abstract branches of R4 and R14.
 
 use super::{Rule, Step};
-use crate::action::{RestFault, RestStep};
 use crate::config::{spend, Config};
-use crate::initial::{initial_meta, initial_view};
-use crate::state::{Observed, SystemState};
-use crate::types::{
+use crate::state::types::{
     BucketId, BucketStatus, LeaderAndIsr, PlanEntry, PlanKind, Replicas, ServerId, ServerSet,
 };
+use crate::state::{Observed, SystemState};
+use crate::step::action::{RestFault, RestStep};
+use crate::step::initial::{initial_meta, initial_view};
 
 /// The observation an abstract attempt holds when its bucket's metadata changed since it was
 /// observed: no real observation has an empty assignment, so R14.2 always sees progress.

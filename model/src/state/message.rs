@@ -1,6 +1,6 @@
 //! Network messages (spec 3.4). Messages are values: a trace names a message by its content.
 
-use crate::types::{BucketId, Epoch, Key, LeaderAndIsr, Replicas, ServerId, ServerSet};
+use crate::state::types::{BucketId, Epoch, Key, LeaderAndIsr, Replicas, ServerId, ServerSet};
 use serde::{Deserialize, Serialize};
 
 /// NotifyLeaderAndIsr, coordinator -> server.

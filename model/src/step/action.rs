@@ -1,10 +1,10 @@
 //! Model actions and what a step emits.
 
 use crate::config::PlanTarget;
-use crate::message::{AdjustIsr, AdjustIsrResponse, Message, Nli, NliResponse};
-use crate::rule::RuleSet;
+use crate::state::message::{AdjustIsr, AdjustIsrResponse, Message, Nli, NliResponse};
+use crate::state::types::{BucketId, RebalanceId, ServerId};
 use crate::state::Event;
-use crate::types::{BucketId, RebalanceId, ServerId};
+use crate::verdict::rule::RuleSet;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
@@ -124,7 +124,7 @@ pub enum RestStep {
     /// `last_ce`): the one thing of a server that buckets share, besides being up.
     RaiseEpoch {
         server: ServerId,
-        epoch: crate::types::Epoch,
+        epoch: crate::state::types::Epoch,
     },
 }
 

@@ -1,9 +1,11 @@
 //! The environment's own steps: tablet servers (R21, R22, R24) and the fault actions that
 //! need no coordinator code (message loss and duplication).
 
-use crate::message::{AdjustIsr, AdjustIsrResponse, AdjustIsrResult, Message, Nli, NliResponse};
+use crate::state::message::{
+    AdjustIsr, AdjustIsrResponse, AdjustIsrResult, Message, Nli, NliResponse,
+};
+use crate::state::types::{BucketId, ServerId, ServerSet};
 use crate::state::{ReplicaView, SystemState};
-use crate::types::{BucketId, ServerId, ServerSet};
 
 /// R22: server `msg.to` handles a NotifyLeaderAndIsr. Returns the response it sends, if any.
 /// A failed response is put in flight only with `failed_in_flight` (the configuration's

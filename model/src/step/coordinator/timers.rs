@@ -2,10 +2,10 @@
 //! its retries of R23.5 are in `liveness.rs`).
 
 use super::{Flow, Rule, Step};
-use crate::action::GiveUp;
-use crate::bug::Bug;
+use crate::state::types::{BucketStatus, Key, OverallStatus, PlanKind, RebalanceId, TaskStatus};
 use crate::state::Event;
-use crate::types::{BucketStatus, Key, OverallStatus, PlanKind, RebalanceId, TaskStatus};
+use crate::step::action::GiveUp;
+use crate::verdict::bug::Bug;
 
 /// The first `n` with `backoff(n)` at `max_reconcile_backoff` (at most 8, where the doubling
 /// stops): every later count schedules the same backoff.

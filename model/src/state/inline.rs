@@ -106,7 +106,7 @@ impl<T: Copy + Default, const N: usize> DerefMut for InlineVec<T, N> {
 
 /// Equality, ordering, hashing, debug output, collection and serialization of a list type by
 /// its live entries (`as_slice`, `push`), never by how it stores them: the model's lists
-/// ([`InlineVec`], [`crate::spill::SpillVec`]) must agree on these to be interchangeable.
+/// ([`InlineVec`], [`crate::state::spill::SpillVec`]) must agree on these to be interchangeable.
 macro_rules! list_by_entries {
     ($list:ident, [$($bound:tt)*]) => {
         impl<T, const N: usize> PartialEq for $list<T, N>

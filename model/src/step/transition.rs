@@ -3,7 +3,7 @@
 //! bucket status or rewrites the stored task on a path nobody thought of is still checked,
 //! because the check looks at the change, not at the code that made it.
 //!
-//! Which transitions can violate each history invariant (the ghost flags of `state.rs`):
+//! Which transitions can violate each history invariant (the ghost flags of `state/mod.rs`):
 //!
 //! | flag | violating change | examined on |
 //! |---|---|---|
@@ -20,11 +20,11 @@
 //! Statuses restored from a final stored task (R16) are not changes a rule made in this run:
 //! the task's own final status carries them (`final_recovered`).
 
-use crate::action::{Action, CancelReply, ClientReply, StepOutput};
 use crate::config::Config;
-use crate::message::NliResponse;
+use crate::state::message::NliResponse;
+use crate::state::types::{BucketId, BucketStatus, PlanEntry, PlanKind};
 use crate::state::SystemState;
-use crate::types::{BucketId, BucketStatus, PlanEntry, PlanKind};
+use crate::step::action::{Action, CancelReply, ClientReply, StepOutput};
 
 /// What one transition changed, as the checks saw it (tests use it to see that no status change
 /// escapes them).

@@ -9,9 +9,9 @@
 //! configuration without the budget has the same states as before.
 
 use super::Step;
-use crate::action::Action;
-use crate::message::Message;
+use crate::state::message::Message;
 use crate::state::{Event, SystemState};
+use crate::step::action::Action;
 
 impl Step<'_> {
     /// Runs a zombie action on the deposed incarnation; false if it is not enabled. The

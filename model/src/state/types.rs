@@ -1,7 +1,7 @@
 //! Identifiers, statuses and the plan (spec sections 2 and 3).
 
-use crate::inline::InlineVec;
-use crate::spill::SpillVec;
+use crate::state::inline::InlineVec;
+use crate::state::spill::SpillVec;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

@@ -141,7 +141,7 @@ impl<T: Clone + Default, const N: usize> DerefMut for SpillVec<T, N> {
     }
 }
 
-crate::inline::list_by_entries!(SpillVec, [Clone + Default]);
+crate::state::inline::list_by_entries!(SpillVec, [Clone + Default]);
 
 /// The owned entries of a [`SpillVec`], without a heap allocation for an inline one.
 pub enum IntoIter<T, const N: usize> {
@@ -187,7 +187,7 @@ impl<'de, T: Clone + Default + Deserialize<'de>, const N: usize> Deserialize<'de
 #[cfg(test)]
 mod tests {
     use super::SpillVec;
-    use crate::inline::tests::hash_of;
+    use crate::state::inline::tests::hash_of;
 
     #[test]
     fn behaves_like_a_vec_inline_and_spilled() {

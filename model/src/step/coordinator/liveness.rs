@@ -3,8 +3,8 @@
 //! volatile: R17 loses them with the rest of the coordinator.
 
 use super::{Flow, Rule, Step};
-use crate::inline::InlineVec;
-use crate::types::{BucketId, ServerId, ServerSet, MAX_BUCKETS};
+use crate::state::inline::InlineVec;
+use crate::state::types::{BucketId, ServerId, ServerSet, MAX_BUCKETS};
 
 impl Step<'_> {
     /// R19 as the coordinator handles a server crash.

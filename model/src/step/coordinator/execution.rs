@@ -1,9 +1,9 @@
 //! Admission and execution: R3-R11, and R6 `finish`.
 
 use super::{Flow, Rule, Step};
-use crate::bug::Bug;
+use crate::state::types::{BucketId, BucketStatus, Key, PlanKind, ServerId};
 use crate::state::Attempt;
-use crate::types::{BucketId, BucketStatus, Key, PlanKind, ServerId};
+use crate::verdict::bug::Bug;
 
 impl Step<'_> {
     /// R3 `admit()`. A loop; `finish` inside `execute` calls `admit()` again, which re-checks

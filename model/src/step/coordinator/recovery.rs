@@ -1,10 +1,10 @@
 //! Coordinator crash and recovery: R16 (Recover), R17 (coordinator crash and restart).
 
 use super::{Flow, Rule, Step};
-use crate::bug::Bug;
-use crate::inline::InlineVec;
+use crate::state::inline::InlineVec;
+use crate::state::types::{BucketId, BucketStatus, Key, OverallStatus, ServerSet, MAX_BUCKETS};
 use crate::state::{Attempt, Coordinator, Event};
-use crate::types::{BucketId, BucketStatus, Key, OverallStatus, ServerSet, MAX_BUCKETS};
+use crate::verdict::bug::Bug;
 
 impl Step<'_> {
     /// R17: every volatile field is lost (R23.5's retry sets too); the new incarnation bumps

@@ -1,10 +1,10 @@
 //! Responses and ISR changes: R12 (NliResponse) and R18 (AdjustIsr).
 
 use super::{Flow, Rule, Step};
-use crate::action::StepOutput;
-use crate::bug::Bug;
-use crate::message::{AdjustIsr, AdjustIsrResponse, AdjustIsrResult, Message, NliResponse};
-use crate::types::{BucketStatus, PlanKind};
+use crate::state::message::{AdjustIsr, AdjustIsrResponse, AdjustIsrResult, Message, NliResponse};
+use crate::state::types::{BucketStatus, PlanKind};
+use crate::step::action::StepOutput;
+use crate::verdict::bug::Bug;
 
 impl Step<'_> {
     /// Whether the context of a response is current (R12): this incarnation, the current
@@ -92,7 +92,7 @@ impl Step<'_> {
         let b = msg.bucket;
         let lai = self.lai(b);
         let live = self.s.coordinator.live;
-        let assigned = crate::types::ServerSet::from_servers(self.assignment(b));
+        let assigned = crate::state::types::ServerSet::from_servers(self.assignment(b));
         let reject = self.deleted(b)
             || Some(msg.from) != lai.leader
             || msg.leader_epoch != lai.leader_epoch
