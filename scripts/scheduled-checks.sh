@@ -8,9 +8,9 @@ usage() {
 usage: scripts/scheduled-checks.sh [--timeout SECONDS] [--no-conformance] [CONFIG...]
 
 Runs `rebalance-model check` (with the partial-order reduction, spec 9) on each configuration (a
-preset name or a file; default: the large configurations of docs/model.md's "Larger
-configurations" table, `full`, and the three CI presets whose reduced graphs CI's conformance walk
-samples within a bound), each under a time limit (default 1800 s), and then `rebalance-conformance
+preset name or a file; default: what the catalogue marks scheduled, `rebalance-model catalogue
+--scheduled`: the large configurations of docs/model.md's "Larger configurations" table, `full`,
+and the CI presets whose reduced graphs CI's conformance walk samples within a bound), each under a time limit (default 1800 s), and then `rebalance-conformance
 exhaustive` (on the same reduced graph) on each one whose check finished with every property
 holding. Prints one summary line per configuration:
 
@@ -18,7 +18,7 @@ holding. Prints one summary line per configuration:
           conformance: EDGES edges agree (SECONDS s) | DIVERGENCE | skipped
 
 Then runs the progress check (rebalance-model check --no-give-up, spec 7.3) without a bound on the
-six CI presets whose fair-cycle search CI bounds, regenerates every shipped suite under
+CI presets whose fair-cycle search CI bounds (`rebalance-model catalogue --bounded`), regenerates every shipped suite under
 conformance/suite/ and diffs it, walks three CI presets
 with group commit in the loop (rebalance-conformance exhaustive --group-commit), validates the logs
 of 50 seeded `cluster` runs (and 20 on ZooKeeper when ZK_ADDR is set), and of 50 with group commit
@@ -58,30 +58,19 @@ while [ $# -gt 0 ]; do
 done
 
 cd "$(dirname "$0")/.."
-if [ ${#configs[@]} -eq 0 ]; then
-    # The reduction drops a file's max_network bound and superseded-request collection, so the
-    # files that were bounded or collected variants of a preset (rf2-isr-cancel-crash-net4,
-    # rf2-crash-cancel-coordinator-crash, rf3-overlap-crash-loss, rf2-move-server-crash) are that
-    # preset now, and tracked2-inflight2-net4 is three-buckets-tracked2-inflight2; they are not
-    # run twice (model/tests/integration/api.rs checks that they are the same).
-    configs=(
-        ci-rf2-isr-cancel-crash
-        ci-rf3-crash-loss
-        ci-tracked2
-        model/configs/rf3-overlap-server-crash.json
-        model/configs/three-buckets-tracked2-inflight2.json
-        model/configs/four-buckets-inflight3-tracked1.json
-        model/configs/design-planned-leader.json
-        model/configs/rf3-two-buckets-all-faults.json
-        full
-    )
-fi
-
 echo "building (release) ..." >&2
 cargo build --release -q -p rebalance-model -p rebalance-conformance
 bin="${CARGO_TARGET_DIR:-target}/release"
 model=$bin/rebalance-model
 walker=$bin/rebalance-conformance
+if [ ${#configs[@]} -eq 0 ]; then
+    # The catalogue (model/src/config/catalogue.rs) says what the scheduled checks run: the
+    # larger configuration files, `full`, and the CI presets whose reduced graphs CI's
+    # conformance walk only samples. (The files that were bounded or collected variants of a
+    # preset before the partial-order reduction are that preset now and are not in it;
+    # model/tests/integration/api.rs checks that they are the same.)
+    mapfile -t configs < <("$model" catalogue --scheduled)
+fi
 status=0
 for c in "${configs[@]}"; do
     echo "== $c (started $(date -u +%H:%M:%S))" >&2
@@ -124,7 +113,8 @@ done
 # The progress check (spec 7.3, "Progress"), unbounded, on the presets whose fair-cycle search
 # CI keeps within a bound (model/tests/common's cycle_bound): R14.3 off, restarts obligatory,
 # the whole graph searched for a fair cycle on which LIVE-PROGRESS or another goal never holds.
-for c in ci-two-buckets ci-tracked2 ci-inflight2 ci-refused-leader ci-rf2-isr-cancel-crash ci-rf3-crash-loss; do
+# The presets come from the catalogue (`rebalance-model catalogue --bounded`).
+for c in $("$model" catalogue --bounded); do
     set +e
     out=$(timeout "$limit" "$model" check --config "$c" --no-give-up 2>/dev/null)
     rc=$?

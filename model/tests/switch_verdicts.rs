@@ -4,121 +4,21 @@
 //! (`scripts/model-mutants.sh`), where a weakened property shows as a switch it no longer catches.
 
 use rebalance_model::check::shortest::first_discoveries;
+use rebalance_model::config::catalogue::{self, How, CATALOGUE};
 use rebalance_model::{preset, Bug, BugSet, Config, RebalanceModel};
 use stateright::Model;
 
-/// `(switches, configuration, the property they violate)`, as spec section 10 lists them. A
-/// configuration is a preset name or a file under `model/configs/`.
-const CAUGHT: &[(&[Bug], &str, &str)] = &[
-    (&[Bug::TimeoutCompletes], "tiny", "INV-COMPLETED-AT-TARGET"),
-    (&[Bug::TimeoutCompletes], "tiny", "LIVE-ADMITTED-FINISHES"),
-    // What a status promises a client (spec 7.4), broken by behaviour and not only by hand:
-    // a timed-out bucket reported COMPLETED off its target, a mid-migration bucket canceled.
-    (
-        &[Bug::TimeoutCompletes],
-        "ci-two-buckets",
-        "INV-STATUS-PROMISE",
-    ),
-    (
-        &[Bug::CancelAfterRestart],
-        "ci-two-buckets",
-        "INV-STATUS-PROMISE",
-    ),
-    (&[Bug::FinalNotPersisted], "ci-store", "INV-FINAL-PERSISTED"),
-    (
-        &[Bug::UntouchedAfterCancel],
-        "ci-store",
-        "INV-CANCEL-EFFECTS",
-    ),
-    (&[Bug::FinalNotPersisted], "ci-store", "LIVE-FINAL-STORED"),
-    (
-        &[Bug::CancelBestEffort],
-        "ci-store",
-        "INV-CANCEL-PERSISTED-FIRST",
-    ),
-    (
-        &[Bug::NoRequestFencing],
-        "ci-messages",
-        "INV-FENCE-RESPONSE",
-    ),
-    (&[Bug::EpochBumpOnRetry], "tiny", "INV-EPOCH-ONLY-ON-CHANGE"),
-    (
-        &[Bug::UnboundedTracked],
-        "ci-two-buckets",
-        "INV-TRACKED-BOUND",
-    ),
-    (
-        &[Bug::CancelAfterRestart],
-        "ci-two-buckets",
-        "INV-CANCELED-AT-ORIGIN",
-    ),
-    (
-        &[Bug::RecoveryOrder],
-        "ci-two-buckets",
-        "INV-PENDING-AT-ORIGIN",
-    ),
-    (
-        &[Bug::FlussAtOrigin],
-        "variant-fluss-at-origin.json",
-        "INV-CANCEL-NO-NEW-WORK",
-    ),
-    (
-        &[Bug::ReelectOnReconcile],
-        "ci-leader",
-        "INV-EPOCH-ONLY-ON-CHANGE",
-    ),
-    (
-        &[Bug::StartupReadBlocks],
-        "ci-recovery-store",
-        "LIVE-RECOVERED",
-    ),
-    (
-        &[Bug::StartupReadBlocks],
-        "ci-recovery-store",
-        "LIVE-REGISTER-ACCEPTED",
-    ),
-    (
-        &[Bug::StartupReadSkips],
-        "ci-recovery-store",
-        "LIVE-RECOVERED",
-    ),
-    (
-        &[Bug::UnfencedTaskWrites],
-        "ci-zombie",
-        "INV-CANCEL-PERSISTED-FIRST",
-    ),
-    (
-        &[Bug::UnfencedTaskWrites],
-        "ci-zombie",
-        "INV-FINAL-PERSISTED",
-    ),
-    (&[Bug::UnfencedTaskWrites], "ci-zombie", "LIVE-FINAL-STORED"),
-    (
-        &[Bug::RecoveredShowsRebalancing],
-        "ci-two-buckets",
-        "INV-SLOT",
-    ),
-    (
-        &[Bug::HashOrderRecovery, Bug::RecoveryOrder],
-        "ci-two-buckets",
-        "INV-NO-STRAY-UNION",
-    ),
-    (
-        &[Bug::SplitBucketWrites],
-        "ci-store",
-        "INV-CANCEL-NO-NEW-WORK",
-    ),
-    (
-        &[Bug::SplitBucketWrites],
-        "ci-store",
-        "INV-CONTEXT-COHERENT",
-    ),
-    (
-        &[Bug::RepairsLostOnRestart],
-        "ci-repair-after-crash",
-        "LIVE-METADATA-REPAIRED",
-    ),
-];
+/// `(switches, configuration, the property they violate)` for every row of the catalogue
+/// (`model/src/config/catalogue.rs`) whose violation shows in a state, as spec section 10 lists
+/// them. A configuration is a preset name or a file under `model/configs/`.
+fn caught() -> Vec<(&'static [Bug], &'static str, &'static str)> {
+    CATALOGUE
+        .iter()
+        .flat_map(|e| e.caught.iter().map(move |c| (e.name, c)))
+        .filter(|(_, c)| matches!(c.how, How::InAState { .. }))
+        .map(|(name, c)| (c.switches, name, c.property))
+        .collect()
+}
 
 fn config(name: &str) -> Config {
     preset(name).unwrap_or_else(|| {
@@ -129,17 +29,17 @@ fn config(name: &str) -> Config {
 
 #[test]
 fn every_switch_is_caught_by_its_property() {
-    for (bugs, name, property) in CAUGHT {
+    for (bugs, name, property) in caught() {
         let model = RebalanceModel::new(config(name), BugSet::of(bugs));
         assert!(
-            model.properties().iter().any(|p| p.name == *property),
+            model.properties().iter().any(|p| p.name == property),
             "{property} is not a property of the model"
         );
         // Breadth-first, so the search stops at the depth of the shortest counterexample (a
         // depth-first search can wander through millions of states before it finds one).
         let found = first_discoveries(&model, &[property]);
         assert!(
-            found.iter().any(|c| c.property == *property),
+            found.iter().any(|c| c.property == property),
             "{bugs:?} no longer violate {property} on {name}"
         );
     }
@@ -149,39 +49,35 @@ fn every_switch_is_caught_by_its_property() {
 /// them, a fair cycle on which the goal never holds does. A switch that strands a bucket
 /// ([`Bug::needs_progress_check`]) is searched in the progress check (`no_give_up`), within
 /// the preset's cycle bound.
-const CAUGHT_ON_A_CYCLE: &[(Bug, &str, &str)] = &[
-    (
-        Bug::EndlessReconcile,
-        "ci-server-crash",
-        "LIVE-TRACKED-FINISHES",
-    ),
-    (
-        Bug::NoResendOnKeptLeader,
-        "ci-leader-crash",
-        "LIVE-PROGRESS",
-    ),
-    (
-        Bug::NoResendOnKeptLeader,
-        "ci-refused-leader",
-        "LIVE-PROGRESS",
-    ),
-];
+fn caught_on_a_cycle() -> Vec<(Bug, &'static str, &'static str)> {
+    CATALOGUE
+        .iter()
+        .flat_map(|e| e.caught.iter().map(move |c| (e.name, c)))
+        .filter(|(_, c)| c.how == How::OnAFairCycle)
+        .map(|(name, c)| {
+            let [bug] = c.switches else {
+                panic!("{name}: a livelock row names one switch")
+            };
+            (*bug, name, c.property)
+        })
+        .collect()
+}
 
-/// The bound of `tests/common`'s `cycle_bound` on the one preset here whose whole graph needs it.
+/// The bound the catalogue keeps for the fair-cycle search on a preset.
 fn cycle_bound(name: &str) -> Option<u8> {
-    (name == "ci-refused-leader").then_some(3)
+    catalogue::entry(name).and_then(|e| e.cycle_bound)
 }
 
 #[test]
 fn every_livelock_switch_is_caught_on_a_fair_cycle() {
-    for (bug, name, goal) in CAUGHT_ON_A_CYCLE {
+    for (bug, name, goal) in caught_on_a_cycle() {
         let mut c = config(name);
         c.no_give_up = bug.needs_progress_check();
         c.max_network = cycle_bound(name);
-        let model = RebalanceModel::new(c, BugSet::of(&[*bug]));
+        let model = RebalanceModel::new(c, BugSet::of(&[bug]));
         let search = rebalance_model::check::cycle::fair_cycles_for_goals(&model);
         assert!(
-            search.violations.iter().any(|l| l.goal == *goal),
+            search.violations.iter().any(|l| l.goal == goal),
             "{bug} no longer violates {goal} on a fair cycle of {name}"
         );
     }
@@ -192,9 +88,9 @@ fn every_livelock_switch_is_caught_on_a_fair_cycle() {
 fn every_switch_has_a_row() {
     for bug in Bug::ALL {
         assert!(
-            CAUGHT.iter().any(|(bugs, _, _)| bugs.contains(&bug))
-                || CAUGHT_ON_A_CYCLE.iter().any(|(b, _, _)| *b == bug),
-            "{bug} has no row in CAUGHT or CAUGHT_ON_A_CYCLE"
+            caught().iter().any(|(bugs, _, _)| bugs.contains(&bug))
+                || caught_on_a_cycle().iter().any(|(b, _, _)| *b == bug),
+            "{bug} has no row in the catalogue (model/src/config/catalogue.rs)"
         );
     }
 }

@@ -1,6 +1,7 @@
 //! The model's configuration: the knobs of spec section 6 in ticks, the cluster, the plan targets
 //! and a budget per fault kind (spec section 9).
 
+pub mod catalogue;
 pub mod presets;
 
 use crate::state::types::{

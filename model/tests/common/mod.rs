@@ -1,106 +1,45 @@
-//! What several test files pin: the unique state count of every preset CI checks whole.
+//! What several test files read of the catalogue (`model/src/config/catalogue.rs`): the state
+//! counts CI pins and the fair-cycle search's bound of every preset CI checks whole; and the
+//! search helpers they share.
 
-/// `(preset, reduced, whole)` for `tiny` and every `ci-*` preset, in preset order: the unique
-/// states `check` explores (the partial-order reduction's graph, spec 9), and those of the whole
-/// graph the fair-cycle search reads, within [`cycle_bound`] where the preset has one. A change to the transition relation or to the reduction changes these; the diff
-/// then shows it in review.
-#[allow(dead_code)] // a test file may include this module for its search helpers only
-pub const PINNED: &[(&str, usize, usize)] = &[
-    ("tiny", 366, 915),
-    ("ci-messages", 14349, 22865),
-    ("ci-store", 6566, 16067),
-    ("ci-server-crash", 13733, 22717),
-    ("ci-coordinator-crash", 10284, 11859),
-    ("ci-leader", 10178, 11940),
-    ("ci-two-buckets", 2270649, 82458),
-    ("ci-rf2-server-crash", 155146, 590362),
-    ("ci-rf2-recovery", 167704, 219762),
-    ("ci-recovery-store", 88078, 114548),
-    ("ci-rf3-loss", 39757, 104608),
-    ("ci-rf3-crash-loss", 15119746, 3138381),
-    ("ci-backoff", 430170, 513408),
-    ("ci-zombie", 132633, 132633),
-    ("ci-inflight2", 240774, 1183286),
-    ("ci-rf2-isr-cancel-crash", 18661884, 1449984),
-    ("ci-liveness-store", 361317, 626096),
-    ("ci-tracked2", 5787574, 459911),
-    ("ci-leader-crash", 112478, 181673),
-    ("ci-refused-leader", 808321, 166557),
-    ("ci-repair-after-crash", 89, 89),
-];
+use rebalance_model::config::catalogue::{self, States};
 
-/// `(preset, states)` for `tiny` and every `ci-*` preset: the whole graph of the progress check
-/// (spec 7.3, `no_give_up`), within [`cycle_bound`], as the fair-cycle search reads it.
-#[allow(dead_code)]
-pub const PINNED_PROGRESS: &[(&str, usize)] = &[
-    ("tiny", 340),
-    ("ci-messages", 8498),
-    ("ci-store", 5619),
-    ("ci-server-crash", 7364),
-    ("ci-coordinator-crash", 4640),
-    ("ci-leader", 4872),
-    ("ci-two-buckets", 9816),
-    ("ci-rf2-server-crash", 195270),
-    ("ci-rf2-recovery", 74206),
-    ("ci-recovery-store", 37539),
-    ("ci-rf3-loss", 38661),
-    ("ci-rf3-crash-loss", 1037871),
-    ("ci-backoff", 42575),
-    ("ci-zombie", 23431),
-    ("ci-inflight2", 191491),
-    ("ci-rf2-isr-cancel-crash", 474010),
-    ("ci-liveness-store", 219598),
-    ("ci-tracked2", 110781),
-    ("ci-refused-leader", 62354),
-    ("ci-repair-after-crash", 89),
-    ("ci-leader-crash", 72769),
-];
-
-/// The progress check's states on a preset; panics for an unpinned one.
-#[allow(dead_code)]
-pub fn pinned_progress(name: &str) -> usize {
-    PINNED_PROGRESS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, s)| *s)
+/// A preset's pinned state counts; panics for an unpinned one, so a new preset must be pinned.
+fn states(name: &str) -> States {
+    catalogue::entry(name)
+        .and_then(|e| e.states)
         .unwrap_or_else(|| {
-            panic!("pin the progress check's states of preset {name} in tests/common")
+            panic!("pin the state counts of preset {name} in model/src/config/catalogue.rs")
         })
 }
 
-fn entry(name: &str) -> (usize, usize) {
-    PINNED
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|(_, r, w)| (*r, *w))
-        .unwrap_or_else(|| panic!("pin the state counts of preset {name} in tests/common"))
-}
-
-/// The states `check` explores on a preset (the reduced graph); panics for an unpinned one, so
-/// a new preset must be pinned.
-#[allow(dead_code)]
+/// The states `check` explores on a preset (the reduced graph, spec 9). A change to the
+/// transition relation or to the reduction changes it; the diff then shows it in review.
+#[allow(dead_code)] // a test file may include this module for its search helpers only
 pub fn pinned(name: &str) -> usize {
-    entry(name).0
+    states(name).reduced
 }
 
 /// The states of a preset's whole graph, within [`cycle_bound`] where it has one.
 #[allow(dead_code)]
 pub fn pinned_whole(name: &str) -> usize {
-    entry(name).1
+    states(name).whole
+}
+
+/// The progress check's states on a preset (spec 7.3, `no_give_up`): its whole graph within
+/// [`cycle_bound`], as the fair-cycle search reads it.
+#[allow(dead_code)]
+pub fn pinned_progress(name: &str) -> usize {
+    states(name).progress
 }
 
 /// The bound the fair-cycle search keeps on a preset whose whole graph is too large for CI: the
 /// `max_network` it had before the partial-order reduction let its check drop it. The search
 /// reads the whole graph (the reduction does not keep fair cycles, spec 9), so there it is
-/// exhaustive only within the bound; `scripts/scheduled-checks.sh` searches some unbounded.
+/// exhaustive only within the bound; `scripts/scheduled-checks.sh` searches these unbounded.
 #[allow(dead_code)]
 pub fn cycle_bound(name: &str) -> Option<u8> {
-    match name {
-        "ci-two-buckets" | "ci-tracked2" => Some(2),
-        "ci-rf2-isr-cancel-crash" | "ci-refused-leader" => Some(3),
-        "ci-rf3-crash-loss" | "ci-inflight2" => Some(4),
-        _ => None,
-    }
+    catalogue::entry(name).and_then(|e| e.cycle_bound)
 }
 
 /// A state's fingerprint for a test's own search (the checker's is not public).

@@ -1,10 +1,12 @@
-//! Every bug switch of spec section 10 violates its named property on a CI preset, with a
-//! pinned shortest counterexample length (our own BFS, `shortest::first_discoveries`). The
+//! Every bug switch of spec section 10 violates its named property on a CI preset, with the
+//! shortest counterexample length the catalogue pins (our own BFS,
+//! `shortest::first_discoveries`; `model/src/config/catalogue.rs`). The
 //! livelock switches (`Bug::found_by_cycle_search`) violate nothing in a state; their lassos,
 //! found by the fair-cycle search, are pinned in `tests/integration/cycles.rs`
 //! (`endless-reconcile`) and `tests/integration/progress.rs` (`no-resend-on-kept-leader`).
 
 use rebalance_model::check::shortest::first_discoveries;
+use rebalance_model::config::catalogue::{self, How};
 use rebalance_model::{preset, Bug, BugSet, RebalanceModel};
 
 fn shortest(bug: Bug, preset_name: &str) -> usize {
@@ -33,57 +35,87 @@ fn shortest(bug: Bug, preset_name: &str) -> usize {
 
 #[test]
 fn timeout_completes() {
-    assert_eq!(shortest(Bug::TimeoutCompletes, "tiny"), PINNED[0]);
+    assert_eq!(
+        shortest(Bug::TimeoutCompletes, "tiny"),
+        pinned(Bug::TimeoutCompletes, "tiny")
+    );
 }
 #[test]
 fn final_not_persisted() {
-    assert_eq!(shortest(Bug::FinalNotPersisted, "ci-store"), PINNED[1]);
+    assert_eq!(
+        shortest(Bug::FinalNotPersisted, "ci-store"),
+        pinned(Bug::FinalNotPersisted, "ci-store")
+    );
 }
 #[test]
 fn cancel_best_effort() {
-    assert_eq!(shortest(Bug::CancelBestEffort, "ci-store"), PINNED[2]);
+    assert_eq!(
+        shortest(Bug::CancelBestEffort, "ci-store"),
+        pinned(Bug::CancelBestEffort, "ci-store")
+    );
 }
 #[test]
 fn no_request_fencing() {
-    assert_eq!(shortest(Bug::NoRequestFencing, "ci-messages"), PINNED[3]);
+    assert_eq!(
+        shortest(Bug::NoRequestFencing, "ci-messages"),
+        pinned(Bug::NoRequestFencing, "ci-messages")
+    );
 }
 #[test]
 fn epoch_bump_on_retry() {
-    assert_eq!(shortest(Bug::EpochBumpOnRetry, "tiny"), PINNED[4]);
+    assert_eq!(
+        shortest(Bug::EpochBumpOnRetry, "tiny"),
+        pinned(Bug::EpochBumpOnRetry, "tiny")
+    );
 }
 #[test]
 fn unbounded_tracked() {
-    assert_eq!(shortest(Bug::UnboundedTracked, "ci-two-buckets"), PINNED[5]);
+    assert_eq!(
+        shortest(Bug::UnboundedTracked, "ci-two-buckets"),
+        pinned(Bug::UnboundedTracked, "ci-two-buckets")
+    );
 }
 #[test]
 fn cancel_after_restart() {
     assert_eq!(
         shortest(Bug::CancelAfterRestart, "ci-two-buckets"),
-        PINNED[6]
+        pinned(Bug::CancelAfterRestart, "ci-two-buckets")
     );
 }
 #[test]
 fn recovery_order() {
-    assert_eq!(shortest(Bug::RecoveryOrder, "ci-two-buckets"), PINNED[7]);
+    assert_eq!(
+        shortest(Bug::RecoveryOrder, "ci-two-buckets"),
+        pinned(Bug::RecoveryOrder, "ci-two-buckets")
+    );
 }
 
 #[test]
 fn untouched_after_cancel() {
-    assert_eq!(shortest(Bug::UntouchedAfterCancel, "ci-store"), PINNED[10]);
+    assert_eq!(
+        shortest(Bug::UntouchedAfterCancel, "ci-store"),
+        pinned(Bug::UntouchedAfterCancel, "ci-store")
+    );
 }
 
 /// The tracked cap binds at `max_tracked_timed_out` 2 too: on `ci-tracked2` (M + k plan
 /// buckets, one slot) the switch admits the third bucket while two attempts are tracked.
 #[test]
 fn unbounded_tracked_at_two_tracked() {
-    assert_eq!(shortest(Bug::UnboundedTracked, "ci-tracked2"), PINNED[8]);
+    assert_eq!(
+        shortest(Bug::UnboundedTracked, "ci-tracked2"),
+        pinned(Bug::UnboundedTracked, "ci-tracked2")
+    );
 }
 
 /// And with two slots: on `ci-inflight2` (one tracked attempt, two slots, three buckets) the
 /// bound `M - 1 + k` is 2, and the switch admits a third attempt while one is tracked.
 #[test]
 fn unbounded_tracked_at_two_slots() {
-    assert_eq!(shortest(Bug::UnboundedTracked, "ci-inflight2"), PINNED[9]);
+    assert_eq!(
+        shortest(Bug::UnboundedTracked, "ci-inflight2"),
+        pinned(Bug::UnboundedTracked, "ci-inflight2")
+    );
 }
 
 /// A coordinator crash before R23.5 retried a failed restart election: with the retry set
@@ -92,7 +124,7 @@ fn unbounded_tracked_at_two_slots() {
 fn repairs_lost_on_restart() {
     assert_eq!(
         shortest(Bug::RepairsLostOnRestart, "ci-repair-after-crash"),
-        PINNED[11]
+        pinned(Bug::RepairsLostOnRestart, "ci-repair-after-crash")
     );
 }
 
@@ -120,5 +152,20 @@ fn the_switch_without_a_state_counterexample_is_the_livelock() {
     }
 }
 
-/// Shortest counterexample lengths, in the order of the tests above.
-const PINNED: [usize; 12] = [4, 2, 2, 6, 5, 3, 9, 8, 8, 4, 2, 4];
+/// The shortest counterexample's length the catalogue pins for `bug` on `preset_name`
+/// (`model/src/config/catalogue.rs`).
+fn pinned(bug: Bug, preset_name: &str) -> usize {
+    let entry = catalogue::entry(preset_name).expect("a catalogued preset");
+    entry
+        .caught
+        .iter()
+        .find_map(|c| match c.how {
+            How::InAState { shortest: Some(n) }
+                if c.switches == [bug] && c.property == bug.violated_property() =>
+            {
+                Some(n)
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the catalogue pins no length for {bug} on {preset_name}"))
+}

@@ -391,7 +391,17 @@ fn subcommands() -> Vec<String> {
         .collect();
     assert_eq!(
         names,
-        ["check", "explore", "churn", "faults", "configs", "suite", "replay", "bench"],
+        [
+            "check",
+            "explore",
+            "churn",
+            "faults",
+            "configs",
+            "catalogue",
+            "suite",
+            "replay",
+            "bench"
+        ],
         "{help}"
     );
     names

@@ -13,6 +13,7 @@ mod bench;
 mod bounds;
 mod browser;
 mod bugs;
+mod catalogue;
 mod cli;
 #[path = "../common/mod.rs"]
 mod common;

@@ -3,6 +3,7 @@
 // The checker's benchmark and the churn measurement are the binary's own subcommands, not
 // library API.
 mod bench;
+mod catalogue;
 mod churn;
 mod faults;
 
@@ -10,6 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use rebalance_model::check::checker::{self, CheckOptions, CheckReport, Strategy, Verdict};
 use rebalance_model::check::cycle::FairCycleSearch;
 use rebalance_model::check::por::{describe, reduced, Setup};
+use rebalance_model::config::catalogue::Table;
 use rebalance_model::view::describe;
 use rebalance_model::view::explorer::{self, ExplorerModel};
 use rebalance_model::view::web::Explorer;
@@ -104,6 +106,15 @@ impl ModelArgs {
         }
         all
     }
+}
+
+/// A table of docs/model.md that the catalogue writes.
+#[derive(Clone, Copy, ValueEnum)]
+enum TableArg {
+    /// "The CI presets".
+    CiPresets,
+    /// "Larger configurations".
+    LargerConfigurations,
 }
 
 #[derive(Subcommand)]
@@ -221,6 +232,26 @@ enum Command {
     },
     /// List the presets with a one-line description.
     Configs,
+    /// The catalogue of every configuration the project runs (model/src/config/catalogue.rs):
+    /// by default one line each, with where it runs (CI, the scheduled checks), the state
+    /// counts CI pins, the fair-cycle search's bound, and what each bug switch and variant
+    /// violates on it. The other forms are what scripts and documents read; a new
+    /// configuration is one entry in the catalogue and one `--update-docs docs/model.md`.
+    Catalogue {
+        /// Print what scripts/scheduled-checks.sh checks, one --config argument a line.
+        #[arg(long, conflicts_with_all = ["bounded", "table", "update_docs"])]
+        scheduled: bool,
+        /// Print the presets whose fair-cycle search CI keeps within a bound, one a line (the
+        /// scheduled checks search them unbounded).
+        #[arg(long, conflicts_with_all = ["table", "update_docs"])]
+        bounded: bool,
+        /// Print one of docs/model.md's tables in Markdown.
+        #[arg(long, value_enum, conflicts_with = "update_docs")]
+        table: Option<TableArg>,
+        /// Rewrite the catalogue's tables in FILE (docs/model.md) between their markers.
+        #[arg(long, value_name = "FILE")]
+        update_docs: Option<std::path::PathBuf>,
+    },
     /// Write a conformance suite: a few version 2 traces, with `expect` blocks from the model's
     /// own states, that together reach every rule, every action kind (with and without a store
     /// fault) and every SOME-* companion reachable on the configuration; print the count and
@@ -330,6 +361,28 @@ fn main() -> ExitCode {
                         return usage(&format!("cannot write {}: {e}", path.display()));
                     }
                 }
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Catalogue {
+            scheduled,
+            bounded,
+            table,
+            update_docs,
+        } => {
+            if scheduled {
+                catalogue::scheduled();
+            } else if bounded {
+                catalogue::bounded();
+            } else if let Some(t) = table {
+                catalogue::table(match t {
+                    TableArg::CiPresets => Table::CiPresets,
+                    TableArg::LargerConfigurations => Table::Larger,
+                });
+            } else if let Some(path) = update_docs {
+                return catalogue::update_docs(&path);
+            } else {
+                catalogue::list();
             }
             ExitCode::SUCCESS
         }
