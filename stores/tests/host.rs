@@ -197,3 +197,27 @@ fn the_release_check_catches_a_host_that_releases_early() {
         .expect_err("a request released before its metadata is durable");
     assert!(err.contains("NotifyLeaderAndIsr of bucket 0"), "{err}");
 }
+
+/// A batch that fills inside an input is flushed there (step 1); when that flush fails, the
+/// input's own call answers that the incarnation stopped, and nothing of it leaves.
+#[test]
+fn a_batch_lost_inside_an_input_stops_the_incarnation_at_that_input() {
+    let live = (0..4).collect();
+    let config = Config {
+        max_inflight: 2,
+        ..Config::default()
+    };
+    let (mut h, _) = H::start(config, GroupCommit::new(store(), 2), live, 0).unwrap();
+    let recover = h.next_event().unwrap();
+    let _ = h.offer(0, Input::Event(recover), &mut (), |_| 0).unwrap();
+    // Register writes the plan alone (the store's first operation from here), then both
+    // buckets' moves: the second fills the batch, whose flush is the second operation.
+    h.store_mut().inner_mut().fail_nth_op(2);
+    let mut check = Check::default();
+    assert_eq!(
+        h.offer(0, register(), &mut check, |_| 1),
+        Ok(Flow::Stopped(StoreError::Injected))
+    );
+    assert!(h.take_outgoing().is_empty() && check.released.is_empty());
+    assert_eq!(h.stop().discarded, 1);
+}
