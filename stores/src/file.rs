@@ -187,6 +187,9 @@ pub struct FileStore {
     journal_bytes: u64,
     snapshot_bytes: u64,
     poisoned: Option<String>,
+    /// A failed append could not be cut back: the journal may hold the write the core was told
+    /// failed ([`BatchStore::in_doubt`]).
+    in_doubt: bool,
     torn_tail: Option<u64>,
 }
 
@@ -278,6 +281,7 @@ impl FileStore {
             journal_bytes,
             snapshot_bytes,
             poisoned: None,
+            in_doubt: false,
             torn_tail: None,
         })
     }
@@ -367,6 +371,7 @@ impl FileStore {
             journal_bytes: good_len,
             snapshot_bytes,
             poisoned: None,
+            in_doubt: false,
             torn_tail: torn,
         })
     }
@@ -469,6 +474,7 @@ impl FileStore {
                 .set_len(self.journal_bytes)
                 .and_then(|()| self.journal.sync_data());
             if let Err(e2) = undo {
+                self.in_doubt = true;
                 self.poisoned = Some(format!(
                     "journal append failed ({e}) and could not be undone ({e2})"
                 ));
@@ -831,6 +837,10 @@ impl Store for FileStore {
 impl BatchStore for FileStore {
     fn max_batch(&self) -> usize {
         usize::MAX
+    }
+
+    fn in_doubt(&self) -> bool {
+        self.in_doubt
     }
 
     fn write_batch(

@@ -1,14 +1,17 @@
 //! The host type (`rebalance_stores::Host`, spec/protocol.md "Group commit"): an input's effects
 //! leave only once its writes are durable (G1), a lost batch stops the incarnation and drops
 //! what it held (G3), a batch of one holds nothing, identical NotifyLeaderAndIsr requests leave
-//! once per release, and the `INV-RELEASED-DURABLE` check, as an observer, catches a host that
-//! releases early.
+//! once per release, a write in doubt stops the incarnation before its input leaves, and the
+//! `INV-RELEASED-DURABLE` check, as an observer, catches a host that releases early.
 
 #[path = "../../impl/tests/integration/common/mod.rs"]
 mod common;
 
 use common::{mv, rec};
-use rebalance_manager::{Config, Effect, Input, MemStore, PersistedState, Plan, Reply, StoreError};
+use rebalance_manager::{
+    BatchStore, BatchedWrite, BucketId, BucketRecord, ClusterState, Config, Effect, Epoch, Input,
+    MemStore, PersistedState, Plan, Reply, Store, StoreError, TaskNode,
+};
 use rebalance_stores::group_commit::released_durable;
 use rebalance_stores::{Flow, GroupCommit, Host, Observer};
 
@@ -47,7 +50,7 @@ fn register() -> Input {
 
 /// The observer a program would use: every released effect checked against the durable store,
 /// and what was released, by input.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Check {
     released: Vec<(u32, usize)>,
 }
@@ -220,4 +223,113 @@ fn a_batch_lost_inside_an_input_stops_the_incarnation_at_that_input() {
     );
     assert!(h.take_outgoing().is_empty() && check.released.is_empty());
     assert_eq!(h.stop().discarded, 1);
+}
+
+/// A store whose chosen bucket write lands and still answers a failure, as a ZooKeeper write
+/// whose answer is lost does (spec/findings.md F25): in doubt until the store settles it.
+#[derive(Debug)]
+struct Doubtful {
+    inner: MemStore,
+    /// The bucket write (1-based, counted from the start) that lands and fails.
+    land_and_fail_at: u64,
+    bucket_writes: u64,
+    doubt: bool,
+}
+
+impl Store for Doubtful {
+    fn elect_coordinator(&mut self) -> Result<Epoch, StoreError> {
+        self.inner.elect_coordinator()
+    }
+    fn load_cluster(&mut self) -> Result<ClusterState, StoreError> {
+        self.inner.load_cluster()
+    }
+    fn read_task(&mut self) -> Result<Option<TaskNode>, StoreError> {
+        self.inner.read_task()
+    }
+    fn write_task(&mut self, e: Epoch, t: &TaskNode) -> Result<(), StoreError> {
+        self.inner.write_task(e, t)
+    }
+    fn write_bucket(&mut self, e: Epoch, b: BucketId, r: &BucketRecord) -> Result<(), StoreError> {
+        self.bucket_writes += 1;
+        self.inner.write_bucket(e, b, r)?;
+        if self.bucket_writes == self.land_and_fail_at {
+            self.doubt = true;
+            return Err(StoreError::Unavailable("the answer was lost".into()));
+        }
+        Ok(())
+    }
+    fn mark_deleted(&mut self, e: Epoch, b: BucketId) -> Result<(), StoreError> {
+        self.inner.mark_deleted(e, b)
+    }
+    fn inspect(&self) -> Option<&PersistedState> {
+        self.inner.inspect()
+    }
+}
+
+impl BatchStore for Doubtful {
+    fn max_batch(&self) -> usize {
+        self.inner.max_batch()
+    }
+    fn write_batch(&mut self, e: Epoch, writes: &[BatchedWrite]) -> Result<(), StoreError> {
+        self.inner.write_batch(e, writes)
+    }
+    fn in_doubt(&self) -> bool {
+        self.doubt
+    }
+}
+
+/// A recovered host without group commit on a store whose `land_and_fail_at`-th bucket write
+/// from now lands and fails, in doubt.
+fn doubtful_host(land_and_fail_at: u64) -> Host<GroupCommit<Doubtful>, u32> {
+    let store = Doubtful {
+        inner: store(),
+        land_and_fail_at,
+        bucket_writes: 0,
+        doubt: false,
+    };
+    let live = (0..4).collect();
+    let (mut h, _) = Host::start(Config::default(), GroupCommit::new(store, 1), live, 0).unwrap();
+    let recover = h.next_event().unwrap();
+    assert_eq!(
+        h.offer(0, Input::Event(recover), &mut (), |_| 0),
+        Ok(Flow::Going)
+    );
+    h
+}
+
+/// Without group commit the core is told a write failed (R8) and goes on; if the write may have
+/// landed, its input must not leave, or a crash before the store settles it leaves a store that
+/// contradicts what the coordinator said (F25). The host stops at that input instead (G3), and
+/// the restart reads the write as the cut-short input's.
+#[test]
+fn a_write_in_doubt_stops_the_incarnation_before_its_input_leaves() {
+    let mut h = doubtful_host(1); // bucket 0's move
+    let mut check = Check::default();
+    assert_eq!(
+        h.offer(0, register(), &mut check, |_| 1),
+        Ok(Flow::Stopped(StoreError::Unavailable(
+            "the answer was lost".into()
+        )))
+    );
+    assert!(h.take_outgoing().is_empty() && check.released.is_empty());
+    let stopped = h.stop();
+    assert_eq!(stopped.discarded, 1);
+    let durable = stopped.store.into_inner().inner;
+    assert_eq!(
+        durable.state().cluster.buckets[&0].lai.bucket_epoch,
+        1,
+        "the write in doubt landed"
+    );
+}
+
+/// The contrast: a failure the store vouches for changed nothing, and the host goes on (R8).
+#[test]
+fn a_clean_write_failure_without_group_commit_goes_on() {
+    let mut h = doubtful_host(u64::MAX);
+    h.store_mut().inner_mut().inner.fail_nth_op(2); // the plan, then bucket 0
+    let mut check = Check::default();
+    assert_eq!(h.offer(0, register(), &mut check, |_| 1), Ok(Flow::Going));
+    assert_eq!(check.released.len(), 1, "the input leaves: {check:?}");
+    let durable = h.stop().store.into_inner().inner;
+    assert_eq!(durable.state().cluster.buckets[&0].lai.bucket_epoch, 0);
 }

@@ -50,4 +50,14 @@ pub trait BatchStore: Store {
         writer_epoch: Epoch,
         writes: &[BatchedWrite],
     ) -> Result<(), StoreError>;
+
+    /// True while a write this store reported failed may have landed after all: its answer was
+    /// lost (ZooKeeper), or a failed append could not be undone (a journal). Until the store
+    /// settles it, R8's promise that a failed write changed nothing is not kept, and a crash
+    /// would leave the write durable. A host stops the incarnation without releasing the input
+    /// that made the write (spec/protocol.md, G3). A store whose failed writes never land keeps
+    /// the default.
+    fn in_doubt(&self) -> bool {
+        false
+    }
 }

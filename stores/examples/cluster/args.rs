@@ -65,8 +65,9 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE")]
     pub(crate) log: Option<String>,
     /// After T inputs, kill the ZooKeeper server ($ZK_SCRIPT --stop-server --kill), go on until
-    /// three store operations have failed (at most 30 inputs), and start it again ($ZK_SCRIPT
-    /// --start-server); needs --store zk: under scripts/with-zookeeper.sh, which sets ZK_SCRIPT.
+    /// three store operations have failed (at most 30 inputs) or a write left in doubt stops the
+    /// incarnation, and start it again ($ZK_SCRIPT --start-server); needs --store zk: under
+    /// scripts/with-zookeeper.sh, which sets ZK_SCRIPT.
     #[arg(long, value_name = "T")]
     pub(crate) zk_outage_at: Option<u64>,
     /// After T inputs, kill the leader of the ZooKeeper ensemble ($ZK_SCRIPT --stop-server

@@ -91,7 +91,8 @@ impl Observer<Taken> for Watch {
 pub(crate) enum Stop {
     /// `--crash-coordinator-at`.
     Injected,
-    /// A flush failed (step 5): the open batch and everything held are lost.
+    /// A flush failed, or a write failed in doubt (step 5, G3): the open batch and everything
+    /// held are lost. Counted as a lost batch.
     LostBatch(String),
 }
 
@@ -295,9 +296,10 @@ impl<'a> HostLoop<'a> {
     pub(crate) fn stop(&mut self, why: Stop) -> Result<(), Failure> {
         let stopped = self.h.take().expect("an incarnation is running").stop();
         self.add_counts(&stopped.store);
-        drop(stopped.store); // the process dies: its session and file lock go with it
-                             // What was held never happened, ticks included: the next incarnation's clock starts at
-                             // the last released input's (a log's clock moves only by its logged ticks).
+        // The process dies: its session and file lock go with it.
+        drop(stopped.store);
+        // What was held never happened, ticks included: the next incarnation's clock starts at
+        // the last released input's (a log's clock moves only by its logged ticks).
         self.now = self.watch.released_now;
         match &why {
             Stop::Injected => eprintln!(
@@ -307,7 +309,8 @@ impl<'a> HostLoop<'a> {
             Stop::LostBatch(e) => {
                 self.lost_batches += 1;
                 eprintln!(
-                    "\ncluster: a batch was lost ({e}); the incarnation stops with {} inputs' \
+                    "\ncluster: a batch was lost or a write left in doubt ({e}); the incarnation \
+                     stops with {} inputs' \
                      effects unreleased, and a new one recovers",
                     stopped.discarded
                 );

@@ -162,6 +162,12 @@ impl BatchStore for AnyStore {
             AnyStore::Zk(s) => s.max_batch(),
         }
     }
+    fn in_doubt(&self) -> bool {
+        match self {
+            AnyStore::File(s) => s.in_doubt(),
+            AnyStore::Zk(s) => s.in_doubt(),
+        }
+    }
     fn write_batch(&mut self, e: Epoch, writes: &[BatchedWrite]) -> Result<(), StoreError> {
         let n = FLUSHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         if FAIL_FLUSH_AT.get() == Some(&n) {

@@ -28,15 +28,17 @@
 //!    input, or at once after an input that left nothing pending), in the order they were
 //!    emitted: send the messages, append the events to the event queue, answer the clients.
 //!    Then go to 1.
-//! 5. **On a failed flush** (an error, a lost answer, a fence): stop the incarnation. Discard the
-//!    held effects ([`Outbox::discard`]) and the event queue, drop the manager, and start a new
-//!    incarnation on the store (R17), which recovers (R16) from what is durable. No effect of the
-//!    lost batch's inputs was observed, so this is a coordinator crash before those inputs, with
-//!    the messages they had consumed lost on the way (spec, "Group commit").
+//! 5. **On a failed flush** (an error, a lost answer, a fence), or a write that went alone and
+//!    failed in doubt ([`BatchStore::in_doubt`]): stop the incarnation, without releasing the
+//!    input that made it. Discard the held effects ([`Outbox::discard`]) and the event queue,
+//!    drop the manager, and start a new incarnation on the store (R17), which recovers (R16)
+//!    from what is durable. No effect of the lost batch's inputs was observed, so this is a
+//!    coordinator crash before those inputs, with the messages they had consumed lost on the way
+//!    (spec, "Group commit").
 //!
 //! A batch of one write ([`GroupCommit::new`] with limit 1) is the host without group commit:
 //! every write goes straight to the store's own single-write call, a failure is returned to the
-//! core (R8) and nothing is ever held.
+//! core (R8) and nothing is ever held; only a failure in doubt stops the incarnation.
 
 mod outbox;
 mod released;
@@ -75,7 +77,8 @@ pub struct GroupCommit<S> {
     /// The stored task's id and plan as this adapter last wrote or read them: a task write that
     /// keeps them is a status write and can be batched; one with a new plan goes alone.
     stored_plan: Option<(u64, Arc<Plan>)>,
-    /// A flush failed: the batch may be lost, and the core's cache is ahead of the store.
+    /// A flush failed (the batch may be lost, and the core's cache is ahead of the store), or a
+    /// write that went alone failed in doubt (the store may be ahead of the core's cache).
     lost: Option<StoreError>,
     /// Writes acknowledged to the core, and how many of them are durable (a prefix: batches are
     /// made durable in order, and a write that goes alone flushes the open batch first).
@@ -123,7 +126,8 @@ impl<S: BatchStore> GroupCommit<S> {
         self.durable
     }
 
-    /// Set once a flush failed: the incarnation must stop (step 5 of the host procedure).
+    /// Set once a flush failed, or a write that went alone failed and may have landed
+    /// ([`BatchStore::in_doubt`]): the incarnation must stop (step 5 of the host procedure).
     pub fn lost(&self) -> Option<&StoreError> {
         self.lost.as_ref()
     }
@@ -220,12 +224,18 @@ impl<S: BatchStore> GroupCommit<S> {
     }
 
     /// Counts a write that went to the store by itself (after the open batch, so it is durable
-    /// in order).
+    /// in order). A failure the store cannot vouch for (the write may have landed) loses the
+    /// adapter as a failed flush does: the core was told the write failed, so the input that
+    /// made it must never be released, and the incarnation must stop (G3).
     fn single<T>(&mut self, r: Result<T, StoreError>) -> Result<T, StoreError> {
-        if r.is_ok() {
-            self.stats.single_writes += 1;
-            self.acknowledged += 1;
-            self.durable += 1;
+        match &r {
+            Ok(_) => {
+                self.stats.single_writes += 1;
+                self.acknowledged += 1;
+                self.durable += 1;
+            }
+            Err(e) if self.inner.in_doubt() => self.lost = Some(e.clone()),
+            Err(_) => {}
         }
         r
     }

@@ -12,9 +12,10 @@
 //!   ([`Host::next_event`]), messages and replies wait in [`Host::take_outgoing`] for the program
 //!   to send, and an [`Observer`] sees every input's effects as they are released (a coordinator
 //!   log, the `INV-RELEASED-DURABLE` check);
-//! - a flush that fails, here or inside an input, answers [`Flow::Stopped`]: the incarnation is
-//!   over (G3), and [`Host::stop`] gives back the store for the next one (step 5). A stopped host
-//!   refuses further inputs.
+//! - a flush that fails, here or inside an input, or a write in doubt (one that failed and may
+//!   have landed), answers [`Flow::Stopped`]: the incarnation is over (G3), the input in which
+//!   it happened is never released, and [`Host::stop`] gives back the store for the next one
+//!   (step 5). A stopped host refuses further inputs.
 //!
 //! When to flush (a latency bound, nothing else to do, a seeded schedule) is the program's
 //! choice, as the spec leaves it: [`Host::holding`] and [`Host::oldest_held`] say what waits.
@@ -72,7 +73,8 @@ impl<T> Observer<T> for () {
 pub enum Flow {
     /// The incarnation goes on.
     Going,
-    /// A flush failed (G3): nothing held will be released, and the host takes no more input.
+    /// A flush failed, or a write failed in doubt (G3): nothing held will be released, and the
+    /// host takes no more input.
     Stopped(StoreError),
 }
 
@@ -154,14 +156,20 @@ impl<C: HostStore, T> Host<C, T> {
         let effects = self.manager.handle(now_ms, input);
         let note = note(self.manager.store_mut());
         observer.handled(&note, &effects)?;
-        let acknowledged = self.manager.store().adapter().acknowledged();
+        // The adapter lost inside the input (a batch the size bound flushed failed, or a write
+        // that went alone failed in doubt): the input is never durable, so it is held and never
+        // released, though the inputs before it may be.
+        let lost = self.manager.store().adapter().lost().cloned();
+        let acknowledged = match lost {
+            Some(_) => u64::MAX,
+            None => self.manager.store().adapter().acknowledged(),
+        };
         self.outbox.hold(acknowledged, note, effects);
         self.release(observer)?;
-        // A batch the size bound flushed inside the input may have failed.
-        if let Some(e) = self.manager.store().adapter().lost() {
-            return Ok(self.stop_with(e.clone()));
-        }
-        Ok(Flow::Going)
+        Ok(match lost {
+            Some(e) => self.stop_with(e),
+            None => Flow::Going,
+        })
     }
 
     /// Step 3, then 4: the open batch made durable in one operation, and every held input whose

@@ -28,6 +28,12 @@ impl BatchStore for ZkStore {
         MAX_BATCH_WRITES
     }
 
+    /// A single write whose answer was lost and is not yet resolved (the next operation reads
+    /// its node back and undoes it if it landed), or a batch whose answer was lost.
+    fn in_doubt(&self) -> bool {
+        self.in_doubt.is_some() || self.batch_in_doubt.is_some()
+    }
+
     /// One multi-op: the epoch check, then a versioned `setData` per node. Several writes of one
     /// node in the batch become its last one (the transaction is atomic, so the ones before it
     /// are never seen). Every node must exist and the task must keep its stored plan: the

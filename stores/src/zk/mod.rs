@@ -292,11 +292,6 @@ impl ZkStore {
         self.acknowledged_writes
     }
 
-    /// True if a write's outcome is still unknown (resolved by the next operation).
-    pub fn in_doubt(&self) -> bool {
-        self.in_doubt.is_some()
-    }
-
     /// Environment access for tests: a node's raw data, `None` if absent. Only with the
     /// `testing` feature.
     #[cfg(feature = "testing")]
