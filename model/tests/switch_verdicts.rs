@@ -53,7 +53,7 @@ fn caught_on_a_cycle() -> Vec<(Bug, &'static str, &'static str)> {
     CATALOGUE
         .iter()
         .flat_map(|e| e.caught.iter().map(move |c| (e.name, c)))
-        .filter(|(_, c)| c.how == How::OnAFairCycle)
+        .filter(|(_, c)| matches!(c.how, How::OnAFairCycle { .. }))
         .map(|(name, c)| {
             let [bug] = c.switches else {
                 panic!("{name}: a livelock row names one switch")

@@ -62,7 +62,10 @@ pub enum How {
     },
     /// On a fair cycle only (a livelock); a switch that strands a bucket is searched in the
     /// progress check ([`Bug::needs_progress_check`]).
-    OnAFairCycle,
+    OnAFairCycle {
+        /// The prefix and cycle lengths of the lasso the search keeps, where the tests pin it.
+        lasso: Option<(usize, usize)>,
+    },
 }
 
 impl Entry {
@@ -87,6 +90,43 @@ pub fn entry(name: &str) -> Option<&'static Entry> {
     CATALOGUE.iter().find(|e| e.name == name)
 }
 
+impl Caught {
+    /// Whether the switch tables show it: a pinned length, or a fair cycle.
+    fn shown(&self) -> bool {
+        !matches!(self.how, How::InAState { shortest: None })
+    }
+
+    /// The property cell of its row.
+    fn property_cell(&self) -> String {
+        match self.how {
+            How::InAState { .. } => self.property.to_string(),
+            How::OnAFairCycle { .. } if self.switches.iter().any(|b| b.needs_progress_check()) => {
+                format!(
+                    "{} on a fair cycle of the progress check (`--no-give-up`; with give-ups on \
+                     nothing fails)",
+                    self.property
+                )
+            }
+            How::OnAFairCycle { .. } => format!(
+                "{} on a fair cycle (`--liveness cycles`; no state violates anything)",
+                self.property
+            ),
+        }
+    }
+
+    /// Its length: the shortest counterexample's steps, or the lasso's.
+    fn length_cell(&self) -> String {
+        match self.how {
+            How::InAState { shortest: Some(1) } => "1 step".to_string(),
+            How::InAState { shortest: Some(n) } => format!("{n} steps"),
+            How::OnAFairCycle {
+                lasso: Some((prefix, cycle)),
+            } => format!("lasso: {prefix} steps, then a cycle of {cycle}"),
+            _ => "not pinned".to_string(),
+        }
+    }
+}
+
 /// Which table of `docs/model.md`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Table {
@@ -94,31 +134,49 @@ pub enum Table {
     CiPresets,
     /// "Larger configurations".
     Larger,
+    /// "Historical bugs as switches".
+    Switches,
+    /// "Fluss's own choices as variants".
+    Variants,
 }
 
 impl Table {
-    /// Both, in the order of the document.
-    pub const ALL: [Table; 2] = [Table::CiPresets, Table::Larger];
+    /// Every table, in the order of the document.
+    pub const ALL: [Table; 4] = [
+        Table::CiPresets,
+        Table::Larger,
+        Table::Switches,
+        Table::Variants,
+    ];
 
     /// The name of its markers in the document.
     pub fn marker(self) -> &'static str {
         match self {
             Table::CiPresets => "ci-presets",
             Table::Larger => "larger-configurations",
+            Table::Switches => "switches",
+            Table::Variants => "variants",
         }
     }
 
-    /// The table in Markdown, one row per entry that has one.
+    /// The table in Markdown: one row per entry that has one, or, for the switch tables, one row
+    /// per switch (or switches together) and configuration, the first shown property leading and
+    /// the others after it as "also".
     pub fn markdown(self) -> String {
+        match self {
+            Table::Switches => return switch_table(false),
+            Table::Variants => return switch_table(true),
+            Table::CiPresets | Table::Larger => {}
+        }
         let mut out = match self {
             Table::CiPresets => "| preset | what |\n|---|---|\n",
-            Table::Larger => "| file | what |\n|---|---|\n",
+            _ => "| file | what |\n|---|---|\n",
         }
         .to_string();
         for e in CATALOGUE {
             let here = match self {
                 Table::CiPresets => e.ci,
-                Table::Larger => !e.ci && e.is_file(),
+                _ => !e.ci && e.is_file(),
             };
             if let (true, Some(what)) = (here, e.what) {
                 out.push_str(&format!("| `{}` | {what} |\n", e.name));
@@ -126,6 +184,52 @@ impl Table {
         }
         out
     }
+}
+
+/// The table of the historical switches, or of the Fluss variants, in [`Bug::ALL`]'s order.
+fn switch_table(variants: bool) -> String {
+    let mut out = if variants {
+        "| switch | departs from | configuration | violated property | shortest counterexample |\n"
+    } else {
+        "| switch | history (spec 12) | preset | violated property | shortest counterexample |\n"
+    }
+    .to_string();
+    out.push_str("|---|---|---|---|---|\n");
+    for bug in Bug::ALL.into_iter().filter(|b| b.is_variant() == variants) {
+        for e in CATALOGUE {
+            let mut rows: Vec<(&[Bug], Vec<&Caught>)> = Vec::new();
+            for c in e
+                .caught
+                .iter()
+                .filter(|c| c.switches[0] == bug && c.shown())
+            {
+                match rows.iter_mut().find(|(s, _)| *s == c.switches) {
+                    Some((_, cs)) => cs.push(c),
+                    None => rows.push((c.switches, vec![c])),
+                }
+            }
+            for (switches, cs) in rows {
+                let names: Vec<String> =
+                    switches.iter().map(|b| format!("`{}`", b.name())).collect();
+                let mut property = cs[0].property_cell();
+                let also: Vec<String> = cs[1..]
+                    .iter()
+                    .map(|c| format!("{}, {}", c.property_cell(), c.length_cell()))
+                    .collect();
+                if !also.is_empty() {
+                    property.push_str(&format!(" (also {})", also.join("; ")));
+                }
+                out.push_str(&format!(
+                    "| {} | {} | `{}` | {property} | {} |\n",
+                    names.join(" with "),
+                    bug.origin(),
+                    e.config_arg(),
+                    cs[0].length_cell()
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// `text` with each table between its markers replaced by the catalogue's. Err names a marker
@@ -186,8 +290,9 @@ pub const CATALOGUE: &[Entry] = &[
             Caught { switches: &[Bug::UntouchedAfterCancel], property: "INV-CANCEL-EFFECTS", how: How::InAState { shortest: Some(2) } },
             Caught { switches: &[Bug::FinalNotPersisted], property: "LIVE-FINAL-STORED", how: How::InAState { shortest: None } },
             Caught { switches: &[Bug::CancelBestEffort], property: "INV-CANCEL-PERSISTED-FIRST", how: How::InAState { shortest: Some(2) } },
-            Caught { switches: &[Bug::SplitBucketWrites], property: "INV-CANCEL-NO-NEW-WORK", how: How::InAState { shortest: None } },
-            Caught { switches: &[Bug::SplitBucketWrites], property: "INV-CONTEXT-COHERENT", how: How::InAState { shortest: None } },
+            Caught { switches: &[Bug::SplitBucketWrites], property: "INV-CANCEL-NO-NEW-WORK", how: How::InAState { shortest: Some(6) } },
+            Caught { switches: &[Bug::SplitBucketWrites], property: "INV-CONTEXT-COHERENT", how: How::InAState { shortest: Some(1) } },
+            Caught { switches: &[Bug::SplitBucketWrites], property: "INV-EPOCH-ONLY-ON-CHANGE", how: How::InAState { shortest: Some(1) } },
         ],
     },
     Entry {
@@ -198,7 +303,7 @@ pub const CATALOGUE: &[Entry] = &[
         states: Some(States { reduced: 13_733, whole: 22_717, progress: 7_364 }),
         cycle_bound: None,
         caught: &[
-            Caught { switches: &[Bug::EndlessReconcile], property: "LIVE-TRACKED-FINISHES", how: How::OnAFairCycle },
+            Caught { switches: &[Bug::EndlessReconcile], property: "LIVE-TRACKED-FINISHES", how: How::OnAFairCycle { lasso: Some((14, 2)) } },
         ],
     },
     Entry {
@@ -218,7 +323,7 @@ pub const CATALOGUE: &[Entry] = &[
         states: Some(States { reduced: 10_178, whole: 11_940, progress: 4_872 }),
         cycle_bound: None,
         caught: &[
-            Caught { switches: &[Bug::ReelectOnReconcile], property: "INV-EPOCH-ONLY-ON-CHANGE", how: How::InAState { shortest: None } },
+            Caught { switches: &[Bug::ReelectOnReconcile], property: "INV-EPOCH-ONLY-ON-CHANGE", how: How::InAState { shortest: Some(5) } },
         ],
     },
     Entry {
@@ -234,8 +339,9 @@ pub const CATALOGUE: &[Entry] = &[
             Caught { switches: &[Bug::UnboundedTracked], property: "INV-TRACKED-BOUND", how: How::InAState { shortest: Some(3) } },
             Caught { switches: &[Bug::CancelAfterRestart], property: "INV-CANCELED-AT-ORIGIN", how: How::InAState { shortest: Some(9) } },
             Caught { switches: &[Bug::RecoveryOrder], property: "INV-PENDING-AT-ORIGIN", how: How::InAState { shortest: Some(8) } },
-            Caught { switches: &[Bug::RecoveredShowsRebalancing], property: "INV-SLOT", how: How::InAState { shortest: None } },
-            Caught { switches: &[Bug::HashOrderRecovery, Bug::RecoveryOrder], property: "INV-NO-STRAY-UNION", how: How::InAState { shortest: None } },
+            Caught { switches: &[Bug::RecoveryOrder], property: "INV-NO-STRAY-UNION", how: How::InAState { shortest: Some(8) } },
+            Caught { switches: &[Bug::RecoveredShowsRebalancing], property: "INV-SLOT", how: How::InAState { shortest: Some(8) } },
+            Caught { switches: &[Bug::HashOrderRecovery, Bug::RecoveryOrder], property: "INV-NO-STRAY-UNION", how: How::InAState { shortest: Some(3) } },
         ],
     },
     Entry {
@@ -264,9 +370,9 @@ pub const CATALOGUE: &[Entry] = &[
         states: Some(States { reduced: 88_078, whole: 114_548, progress: 37_539 }),
         cycle_bound: None,
         caught: &[
-            Caught { switches: &[Bug::StartupReadBlocks], property: "LIVE-RECOVERED", how: How::InAState { shortest: None } },
+            Caught { switches: &[Bug::StartupReadBlocks], property: "LIVE-RECOVERED", how: How::InAState { shortest: Some(2) } },
             Caught { switches: &[Bug::StartupReadBlocks], property: "LIVE-REGISTER-ACCEPTED", how: How::InAState { shortest: None } },
-            Caught { switches: &[Bug::StartupReadSkips], property: "LIVE-RECOVERED", how: How::InAState { shortest: None } },
+            Caught { switches: &[Bug::StartupReadSkips], property: "LIVE-RECOVERED", how: How::InAState { shortest: Some(3) } },
         ],
     },
     Entry {
@@ -304,9 +410,9 @@ pub const CATALOGUE: &[Entry] = &[
         states: Some(States { reduced: 132_633, whole: 132_633, progress: 23_431 }),
         cycle_bound: None,
         caught: &[
-            Caught { switches: &[Bug::UnfencedTaskWrites], property: "INV-CANCEL-PERSISTED-FIRST", how: How::InAState { shortest: None } },
-            Caught { switches: &[Bug::UnfencedTaskWrites], property: "INV-FINAL-PERSISTED", how: How::InAState { shortest: None } },
-            Caught { switches: &[Bug::UnfencedTaskWrites], property: "LIVE-FINAL-STORED", how: How::InAState { shortest: None } },
+            Caught { switches: &[Bug::UnfencedTaskWrites], property: "INV-CANCEL-PERSISTED-FIRST", how: How::InAState { shortest: Some(6) } },
+            Caught { switches: &[Bug::UnfencedTaskWrites], property: "INV-FINAL-PERSISTED", how: How::InAState { shortest: Some(7) } },
+            Caught { switches: &[Bug::UnfencedTaskWrites], property: "LIVE-FINAL-STORED", how: How::InAState { shortest: Some(11) } },
         ],
     },
     Entry {
@@ -357,7 +463,7 @@ pub const CATALOGUE: &[Entry] = &[
         states: Some(States { reduced: 112_478, whole: 181_673, progress: 72_769 }),
         cycle_bound: None,
         caught: &[
-            Caught { switches: &[Bug::NoResendOnKeptLeader], property: "LIVE-PROGRESS", how: How::OnAFairCycle },
+            Caught { switches: &[Bug::NoResendOnKeptLeader], property: "LIVE-PROGRESS", how: How::OnAFairCycle { lasso: Some((13, 2)) } },
         ],
     },
     Entry {
@@ -368,7 +474,7 @@ pub const CATALOGUE: &[Entry] = &[
         states: Some(States { reduced: 808_321, whole: 166_557, progress: 62_354 }),
         cycle_bound: Some(3),
         caught: &[
-            Caught { switches: &[Bug::NoResendOnKeptLeader], property: "LIVE-PROGRESS", how: How::OnAFairCycle },
+            Caught { switches: &[Bug::NoResendOnKeptLeader], property: "LIVE-PROGRESS", how: How::OnAFairCycle { lasso: Some((18, 2)) } },
         ],
     },
     Entry {
@@ -453,7 +559,7 @@ pub const CATALOGUE: &[Entry] = &[
         states: None,
         cycle_bound: None,
         caught: &[
-            Caught { switches: &[Bug::FlussAtOrigin], property: "INV-CANCEL-NO-NEW-WORK", how: How::InAState { shortest: None } },
+            Caught { switches: &[Bug::FlussAtOrigin], property: "INV-CANCEL-NO-NEW-WORK", how: How::InAState { shortest: Some(7) } },
         ],
     },
 ];

@@ -152,6 +152,33 @@ impl Bug {
         }
     }
 
+    /// Where the switch comes from: the historical behaviour it puts back (spec section 12's
+    /// `H*`, or the finding that found it), or, for a variant, the decision of spec section 8
+    /// it departs from.
+    pub fn origin(self) -> &'static str {
+        match self {
+            Bug::TimeoutCompletes => "H1",
+            Bug::FinalNotPersisted => "H2",
+            Bug::CancelBestEffort => "H3",
+            Bug::NoRequestFencing => "H5",
+            Bug::EpochBumpOnRetry => "H6",
+            Bug::EndlessReconcile => "H7",
+            Bug::UnboundedTracked => "H8",
+            Bug::CancelAfterRestart => "H10",
+            Bug::UntouchedAfterCancel => "H12",
+            Bug::RecoveryOrder => "H13",
+            Bug::NoResendOnKeptLeader => "F22",
+            Bug::RepairsLostOnRestart => "F23",
+            Bug::FlussAtOrigin => "D4",
+            Bug::ReelectOnReconcile => "D3",
+            Bug::StartupReadBlocks | Bug::StartupReadSkips => "D6",
+            Bug::UnfencedTaskWrites => "D7",
+            Bug::HashOrderRecovery => "R16's plan order",
+            Bug::RecoveredShowsRebalancing => "D1",
+            Bug::SplitBucketWrites => "D15",
+        }
+    }
+
     /// Whether this switch is one of Fluss's own choices where the spec decided otherwise
     /// ("Fluss as written", spec 10), rather than a historical bug that Fluss has fixed.
     pub fn is_variant(self) -> bool {

@@ -42,6 +42,42 @@ pub fn cycle_bound(name: &str) -> Option<u8> {
     catalogue::entry(name).and_then(|e| e.cycle_bound)
 }
 
+/// The shortest counterexample's length the catalogue pins for `bugs` together violating
+/// `property` on configuration `name` (a preset, or a file under `model/configs/`).
+#[allow(dead_code)]
+pub fn pinned_shortest(bugs: &[rebalance_model::Bug], name: &str, property: &str) -> usize {
+    let same =
+        |s: &[rebalance_model::Bug]| s.len() == bugs.len() && s.iter().all(|b| bugs.contains(b));
+    catalogue::entry(name)
+        .into_iter()
+        .flat_map(|e| e.caught.iter())
+        .find_map(|c| match c.how {
+            catalogue::How::InAState { shortest: Some(n) }
+                if same(c.switches) && c.property == property =>
+            {
+                Some(n)
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| {
+            panic!("the catalogue pins no length for {bugs:?} violating {property} on {name}")
+        })
+}
+
+/// The prefix and cycle lengths the catalogue pins for the lasso on which `bug` violates a
+/// goal on preset `name`.
+#[allow(dead_code)]
+pub fn pinned_lasso(bug: rebalance_model::Bug, name: &str) -> (usize, usize) {
+    catalogue::entry(name)
+        .into_iter()
+        .flat_map(|e| e.caught.iter())
+        .find_map(|c| match c.how {
+            catalogue::How::OnAFairCycle { lasso: Some(l) } if c.switches == [bug] => Some(l),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the catalogue pins no lasso for {bug} on {name}"))
+}
+
 /// A state's fingerprint for a test's own search: the one every search of the model's gives
 /// it (AHash, `rebalance_model::check::walk::fingerprint`), several times faster on a state of
 /// 2.4 kB than std's SipHash, which these searches used before.

@@ -2,8 +2,9 @@
 //! shortest counterexample length the catalogue pins (our own BFS,
 //! `shortest::first_discoveries`; `model/src/config/catalogue.rs`). The
 //! livelock switches (`Bug::found_by_cycle_search`) violate nothing in a state; their lassos,
-//! found by the fair-cycle search, are pinned in `tests/integration/cycles.rs`
-//! (`endless-reconcile`) and `tests/integration/progress.rs` (`no-resend-on-kept-leader`).
+//! found by the fair-cycle search, are pinned in the catalogue too and checked by
+//! `tests/integration/cycles.rs` (`endless-reconcile`) and `tests/integration/progress.rs`
+//! (`no-resend-on-kept-leader`).
 
 use rebalance_model::check::shortest::first_discoveries;
 use rebalance_model::config::catalogue::{self, How};
@@ -155,17 +156,44 @@ fn the_switch_without_a_state_counterexample_is_the_livelock() {
 /// The shortest counterexample's length the catalogue pins for `bug` on `preset_name`
 /// (`model/src/config/catalogue.rs`).
 fn pinned(bug: Bug, preset_name: &str) -> usize {
-    let entry = catalogue::entry(preset_name).expect("a catalogued preset");
-    entry
-        .caught
-        .iter()
-        .find_map(|c| match c.how {
-            How::InAState { shortest: Some(n) }
-                if c.switches == [bug] && c.property == bug.violated_property() =>
-            {
-                Some(n)
-            }
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("the catalogue pins no length for {bug} on {preset_name}"))
+    crate::common::pinned_shortest(&[bug], preset_name, bug.violated_property())
+}
+
+/// Every length the catalogue pins, the "also" properties of the switch tables in
+/// docs/model.md included, is the shortest counterexample's (our own BFS).
+#[test]
+fn every_length_the_catalogue_pins_is_the_shortest_counterexample() {
+    let mut checked = 0;
+    for e in catalogue::CATALOGUE {
+        for c in e.caught {
+            let How::InAState { shortest: Some(n) } = c.how else {
+                continue;
+            };
+            let config = preset(e.name).unwrap_or_else(|| {
+                let path = format!("{}/configs/{}", env!("CARGO_MANIFEST_DIR"), e.name);
+                rebalance_model::Config::from_json_file(&path).unwrap()
+            });
+            let model = RebalanceModel::new(config, BugSet::of(c.switches));
+            let found = first_discoveries(&model, &[c.property]);
+            let cx = found
+                .iter()
+                .find(|x| x.property == c.property)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{:?} do not violate {} on {}",
+                        c.switches, c.property, e.name
+                    )
+                });
+            assert_eq!(
+                cx.actions.len(),
+                n,
+                "{:?} violating {} on {}: the catalogue pins {n} steps",
+                c.switches,
+                c.property,
+                e.name
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 25, "only {checked} pinned lengths");
 }

@@ -55,7 +55,11 @@ fn what_ci_checks_whole_is_pinned_and_documented() {
         );
     }
     for e in CATALOGUE {
-        for c in e.caught.iter().filter(|c| c.how == How::OnAFairCycle) {
+        for c in e
+            .caught
+            .iter()
+            .filter(|c| matches!(c.how, How::OnAFairCycle { .. }))
+        {
             assert_eq!(
                 c.switches.len(),
                 1,

@@ -2,6 +2,7 @@
 //! property of spec 7 by a pinned shortest counterexample, kept as a replayable trace, and the
 //! spec's decision is shown to take another path at the step where the variant acts.
 
+use crate::common::pinned_shortest;
 use rebalance_model::check::shortest::first_discoveries;
 use rebalance_model::{preset, Action, BucketStatus, Bug, BugSet, Config, RebalanceModel, Trace};
 
@@ -20,7 +21,15 @@ fn fluss_at_origin_migrates_a_bucket_after_its_cancel_was_stored() {
     let model = RebalanceModel::new(config, BugSet::of(&[Bug::FlussAtOrigin]));
     let found = first_discoveries(&model, &["INV-CANCEL-NO-NEW-WORK"]);
     assert_eq!(found.len(), 1, "the variant breaks INV-CANCEL-NO-NEW-WORK");
-    assert_eq!(found[0].actions.len(), 7, "shortest counterexample");
+    assert_eq!(
+        found[0].actions.len(),
+        pinned_shortest(
+            &[Bug::FlussAtOrigin],
+            "variant-fluss-at-origin.json",
+            "INV-CANCEL-NO-NEW-WORK"
+        ),
+        "shortest counterexample"
+    );
     // The kept trace is that counterexample, and it replays to a violating state.
     let trace = Trace::read(TRACE).unwrap();
     assert_eq!(trace.steps, found[0].actions);
@@ -68,7 +77,15 @@ fn reelect_on_reconcile_bumps_epochs_without_a_change() {
         1,
         "the variant breaks INV-EPOCH-ONLY-ON-CHANGE"
     );
-    assert_eq!(found[0].actions.len(), 5, "shortest counterexample");
+    assert_eq!(
+        found[0].actions.len(),
+        pinned_shortest(
+            &[Bug::ReelectOnReconcile],
+            "ci-leader",
+            "INV-EPOCH-ONLY-ON-CHANGE"
+        ),
+        "shortest counterexample"
+    );
     let trace = Trace::read(REELECT_TRACE).unwrap();
     assert_eq!(trace.steps, found[0].actions);
     let replay = trace.replay().expect("every step enabled");
@@ -104,7 +121,8 @@ fn under_d3_the_reconcile_of_a_moved_leader_resends_without_a_write() {
 /// A startup-read variant's trace: the pinned shortest counterexample, replaying to a fair end
 /// state (no obligatory step left) where the stored task is not recovered; and under D6 the
 /// same steps are followed by a retried read.
-fn startup_read(bug: Bug, trace: &str, len: usize) {
+fn startup_read(bug: Bug, trace: &str) {
+    let len = pinned_shortest(&[bug], "ci-recovery-store", "LIVE-RECOVERED");
     let model = RebalanceModel::new(preset("ci-recovery-store").unwrap(), BugSet::of(&[bug]));
     let found = first_discoveries(&model, &["LIVE-RECOVERED"]);
     assert_eq!(found.len(), 1, "{bug} breaks LIVE-RECOVERED");
@@ -150,25 +168,16 @@ fn startup_read(bug: Bug, trace: &str, len: usize) {
 fn startup_read_blocks_leaves_recovery_pending_forever() {
     // Two steps since liveness is checked at fair end states: the register budget need not be
     // spent first, as the terminal-state check required (it was 3 steps then).
-    startup_read(
-        Bug::StartupReadBlocks,
-        "variant-startup-read-blocks.json",
-        2,
-    );
+    startup_read(Bug::StartupReadBlocks, "variant-startup-read-blocks.json");
 }
 
 #[test]
 fn startup_read_skips_abandons_the_stored_task() {
-    startup_read(Bug::StartupReadSkips, "variant-startup-read-skips.json", 3);
+    startup_read(Bug::StartupReadSkips, "variant-startup-read-skips.json");
 }
 
-fn shortest_trace(
-    bugs: &[Bug],
-    preset_name: &str,
-    property: &'static str,
-    len: usize,
-    trace: &str,
-) -> Trace {
+fn shortest_trace(bugs: &[Bug], preset_name: &str, property: &'static str, trace: &str) -> Trace {
+    let len = pinned_shortest(bugs, preset_name, property);
     let model = RebalanceModel::new(preset(preset_name).unwrap(), BugSet::of(bugs));
     let found = first_discoveries(&model, &[property]);
     assert_eq!(found.len(), 1, "{bugs:?} break {property} on {preset_name}");
@@ -199,7 +208,6 @@ fn unfenced_task_writes_let_a_deposed_coordinator_overwrite_a_stored_cancel() {
         &[Bug::UnfencedTaskWrites],
         "ci-zombie",
         "INV-CANCEL-PERSISTED-FIRST",
-        6,
         "variant-unfenced-task-writes.json",
     );
     assert!(matches!(
@@ -254,7 +262,6 @@ fn recovered_shows_rebalancing_runs_more_buckets_than_slots() {
         &[Bug::RecoveredShowsRebalancing],
         "ci-two-buckets",
         "INV-SLOT",
-        8,
         "variant-recovered-shows-rebalancing.json",
     );
     // D1: the same steps restore both buckets as tracked, neither in a slot.
@@ -274,7 +281,6 @@ fn hash_order_recovery_halves_the_late_recovery_counterexample() {
         &[Bug::RecoveryOrder, Bug::HashOrderRecovery],
         "ci-two-buckets",
         "INV-NO-STRAY-UNION",
-        3,
         "variant-hash-order-recovery.json",
     );
     // In plan order, `[late]` recovery needs more than twice the steps to strand a union.
@@ -283,7 +289,14 @@ fn hash_order_recovery_halves_the_late_recovery_counterexample() {
         BugSet::of(&[Bug::RecoveryOrder]),
     );
     let found = first_discoveries(&late, &["INV-NO-STRAY-UNION"]);
-    assert_eq!(found[0].actions.len(), 8);
+    assert_eq!(
+        found[0].actions.len(),
+        pinned_shortest(
+            &[Bug::RecoveryOrder],
+            "ci-two-buckets",
+            "INV-NO-STRAY-UNION"
+        )
+    );
 }
 
 #[test]
@@ -308,7 +321,6 @@ fn split_bucket_writes_migrate_a_bucket_after_its_cancel_was_stored() {
         &[Bug::SplitBucketWrites],
         "ci-store",
         "INV-CANCEL-NO-NEW-WORK",
-        6,
         "variant-split-bucket-writes.json",
     );
     let replay = trace.replay().unwrap();

@@ -35,7 +35,7 @@ pub fn list() {
             let how = match c.how {
                 How::InAState { shortest: Some(n) } => format!(" in {n} steps"),
                 How::InAState { shortest: None } => String::new(),
-                How::OnAFairCycle => " on a fair cycle".to_string(),
+                How::OnAFairCycle { .. } => " on a fair cycle".to_string(),
             };
             println!("    {} violates {}{how}", switches.join(" + "), c.property);
         }

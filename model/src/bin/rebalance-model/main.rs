@@ -115,6 +115,10 @@ enum TableArg {
     CiPresets,
     /// "Larger configurations".
     LargerConfigurations,
+    /// "Historical bugs as switches".
+    Switches,
+    /// "Fluss's own choices as variants".
+    Variants,
 }
 
 #[derive(Subcommand)]
@@ -378,6 +382,8 @@ fn main() -> ExitCode {
                 catalogue::table(match t {
                     TableArg::CiPresets => Table::CiPresets,
                     TableArg::LargerConfigurations => Table::Larger,
+                    TableArg::Switches => Table::Switches,
+                    TableArg::Variants => Table::Variants,
                 });
             } else if let Some(path) = update_docs {
                 return catalogue::update_docs(&path);
