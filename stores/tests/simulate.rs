@@ -38,8 +38,8 @@ fn a_small_swarm_passes() {
     let (code, out) = run(simulate().args(["--swarm", "200", "--buckets", "500", "--quiet"]));
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("swarm: 200 of 200 runs passed"), "{out}");
-    // Non-vacuous: the swarm lost batches, crashed servers and coordinators, failed store
-    // operations, and ended runs COMPLETED. Since finding F22 no run of this swarm ends FAILED:
+    // Non-vacuous: the swarm lost batches, left writes in doubt (each stops its incarnation,
+    // G3), crashed servers and coordinators, failed store operations, and ended runs COMPLETED. Since finding F22 no run of this swarm ends FAILED:
     // a give-up with cause needs a target down for R14.3's 30-minute window, longer than a fault
     // phase of this size lasts, and none may come after the faults stopped (LIVE-PROGRESS; the
     // plant `short-give-up` shows the check catching one).
@@ -59,6 +59,7 @@ fn a_small_swarm_passes() {
         })
     };
     assert!(some(" server crashes"), "{out}");
+    assert!(some(" writes in doubt"), "{out}");
     assert!(some(" store failures"), "{out}");
 }
 
@@ -114,6 +115,13 @@ fn a_flush_that_loses_a_write_is_caught() {
 
 /// The liveness phase fails a run on a bucket FAILED after the faults stopped (LIVE-PROGRESS):
 /// with a no-progress window of one check interval, buckets still converging then give up.
+/// A store that hides a write in doubt (it landed, its answer was lost) lets the host go on with
+/// a core that believes the write failed: the core's cache and the store part (F25).
+#[test]
+fn a_write_in_doubt_that_the_store_hides_is_caught() {
+    plant_is_caught("hidden-doubt", "INV-CONTEXT-COHERENT");
+}
+
 #[test]
 fn a_give_up_after_the_faults_stopped_is_caught() {
     plant_is_caught("short-give-up", "LIVE-PROGRESS");

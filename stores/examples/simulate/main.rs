@@ -51,9 +51,10 @@ const AFTER_HELP: &str = "\
 A failing run prints one line that reproduces it:
     FAILED seed S: ... (reproduce: cargo run --release -p rebalance-stores --example simulate -- --seed S --buckets N)
 
-SIMULATE_PLANT=early-release|drop-write|short-give-up plants a bug (the host releases effects
-before their batch is durable; a flush loses a write; the manager's no-progress window is 1 ms,
-so a tracked bucket still converging when the faults stop ends FAILED), for the self-check that
+SIMULATE_PLANT=early-release|drop-write|short-give-up|hidden-doubt plants a bug (the host
+releases effects before their batch is durable; a flush loses a write; the manager's no-progress
+window is 1 ms, so a tracked bucket still converging when the faults stop ends FAILED; the store
+hides that a write whose answer was lost landed, so the host goes on), for the self-check that
 the checks catch it.
 
 Example:
@@ -99,8 +100,10 @@ fn plant() -> Result<Plant, String> {
         Ok("early-release") => Ok(Plant::EarlyRelease),
         Ok("drop-write") => Ok(Plant::DropWrite),
         Ok("short-give-up") => Ok(Plant::ShortGiveUp),
+        Ok("hidden-doubt") => Ok(Plant::HiddenDoubt),
         Ok(other) => Err(format!(
-            "SIMULATE_PLANT={other}: expected early-release, drop-write or short-give-up"
+            "SIMULATE_PLANT={other}: expected early-release, drop-write, short-give-up or \
+             hidden-doubt"
         )),
     }
 }
@@ -142,7 +145,8 @@ fn passed(seed: u64, o: &Outcome) -> String {
     format!(
         "passed seed {seed:#x}: {:?}, {} completed, {} failed ({} after the faults stopped); {} \
          inputs ({} with faults, {} and {} ticks after), {} incarnations, {} lost batches {:?}, {} \
-         server crashes, {} store failures, {} full checks; {:.1} s ({:.0} inputs/s)",
+         writes in doubt, {} server crashes, {} store failures, {} full checks; {:.1} s ({:.0} \
+         inputs/s)",
         o.status,
         o.completed,
         o.failed,
@@ -154,6 +158,7 @@ fn passed(seed: u64, o: &Outcome) -> String {
         o.incarnations,
         o.lost_batches.len(),
         o.lost_batches,
+        o.doubtful_writes,
         o.server_crashes,
         o.store_failures,
         o.full_checks,

@@ -33,6 +33,9 @@ pub struct Mix {
     pub coordinator_crashes: u32,
     /// Flushes that fail: nothing, a prefix or all of the batch lands, and the incarnation stops.
     pub flush_failures: u32,
+    /// Writes that go to the store alone (every write with a batch of one) and land, but whose
+    /// answer is lost: in doubt, so the host stops the incarnation (G3, spec/findings.md F25).
+    pub doubtful_writes: u32,
     /// The fault phase lasts this many inputs per bucket, in tenths (the rebalance may finish
     /// sooner).
     pub fault_inputs_per_bucket_tenths: u64,
@@ -74,6 +77,8 @@ impl Mix {
                 0
             },
             fault_inputs_per_bucket_tenths: 10 + rng.below(60),
+            // Drawn last and from its own stream, so that every earlier seed keeps its mix.
+            doubtful_writes: rate(&mut Rng::new(seed ^ 0x4455_4254_4455_4254), 4) as u32,
         }
     }
 
@@ -82,7 +87,7 @@ impl Mix {
         format!(
             "inflight {} batch {} flush/{} loss {} dup {} reorder {} store-fail {} early-tick {} \
              slow {} (ppm) server-crashes {} coordinator-crashes {} flush-failures {} \
-             fault-phase {}.{} inputs/bucket",
+             doubtful-writes {} fault-phase {}.{} inputs/bucket",
             self.max_inflight,
             self.group_commit,
             self.flush_every,
@@ -95,6 +100,7 @@ impl Mix {
             self.server_crashes,
             self.coordinator_crashes,
             self.flush_failures,
+            self.doubtful_writes,
             self.fault_inputs_per_bucket_tenths / 10,
             self.fault_inputs_per_bucket_tenths % 10
         )

@@ -1,6 +1,7 @@
 //! The simulated store: the durable state in memory ([`MemStore`]) under the batching adapter,
 //! with faults on both sides of it. Below it, [`FlushFaults`] fails a flush with nothing, a prefix
-//! or all of the batch landed. Above it, between the core and the adapter, [`CoreFaults`] fails
+//! or all of the batch landed, and lets a write that goes alone land with its answer lost (in
+//! doubt, as a ZooKeeper write can be). Above it, between the core and the adapter, [`CoreFaults`] fails
 //! a core's store operation (R8) and checks every write it lets through: `INV-EPOCH-ONLY-ON-CHANGE`
 //! and `INV-ELECTION-CLEAN` against the write before it, and the buckets written for the
 //! per-input checks.
@@ -36,6 +37,44 @@ pub struct FlushFaults {
     /// bug the checks must catch).
     pub drop_write: bool,
     pub failed: Vec<Landed>,
+    /// The writes that go alone (counted from the start of the run) that land and answer a
+    /// failure, in doubt until the next incarnation reopens the store.
+    pub doubt_at: Vec<u64>,
+    pub singles: u64,
+    pub doubt: bool,
+    /// Writes left in doubt so far.
+    pub doubted: u64,
+    /// `SIMULATE_PLANT=hidden-doubt`: the store never says a write is in doubt (a planted bug
+    /// the checks must catch).
+    pub hide_doubt: bool,
+}
+
+impl FlushFaults {
+    /// A write that goes alone: made durable, and then, if it is one of `doubt_at`, answered
+    /// with a failure the store cannot vouch for.
+    fn single(
+        &mut self,
+        write: impl FnOnce(&mut MemStore) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        self.singles += 1;
+        write(&mut self.durable)?;
+        if self.doubt_at.first() == Some(&self.singles) {
+            self.doubt_at.remove(0);
+            self.doubt = true;
+            self.doubted += 1;
+            return Err(StoreError::Unavailable(format!(
+                "simulated lost answer of write {} (it landed)",
+                self.singles
+            )));
+        }
+        Ok(())
+    }
+
+    /// A new incarnation reopens the store: what it knows of an earlier write in doubt is gone
+    /// (the write stays as it landed).
+    pub fn reopen(&mut self) {
+        self.doubt = false;
+    }
 }
 
 impl Store for FlushFaults {
@@ -49,13 +88,13 @@ impl Store for FlushFaults {
         self.durable.read_task()
     }
     fn write_task(&mut self, e: Epoch, t: &TaskNode) -> Result<(), StoreError> {
-        self.durable.write_task(e, t)
+        self.single(|d| d.write_task(e, t))
     }
     fn write_bucket(&mut self, e: Epoch, b: BucketId, r: &BucketRecord) -> Result<(), StoreError> {
-        self.durable.write_bucket(e, b, r)
+        self.single(|d| d.write_bucket(e, b, r))
     }
     fn mark_deleted(&mut self, e: Epoch, b: BucketId) -> Result<(), StoreError> {
-        self.durable.mark_deleted(e, b)
+        self.single(|d| d.mark_deleted(e, b))
     }
     fn inspect(&self) -> Option<&PersistedState> {
         self.durable.inspect()
@@ -65,6 +104,10 @@ impl Store for FlushFaults {
 impl BatchStore for FlushFaults {
     fn max_batch(&self) -> usize {
         usize::MAX
+    }
+
+    fn in_doubt(&self) -> bool {
+        self.doubt && !self.hide_doubt
     }
 
     fn write_batch(&mut self, e: Epoch, writes: &[BatchedWrite]) -> Result<(), StoreError> {

@@ -35,6 +35,9 @@ pub enum Plant {
     /// The manager's no-progress window is 1 ms, so a tracked bucket that sees no change from one
     /// reconcile to the next gives up, faults or not (breaks LIVE-PROGRESS, spec 7.3).
     ShortGiveUp,
+    /// The store hides that a write it failed landed (its answer lost): the host goes on with
+    /// the core believing the write failed (breaks G3; spec/findings.md F25).
+    HiddenDoubt,
 }
 
 /// Why a run failed, at which input.
@@ -59,6 +62,8 @@ pub struct Outcome {
     pub liveness_ticks: u64,
     pub incarnations: u64,
     pub lost_batches: Vec<Landed>,
+    /// Writes that landed with their answer lost (each stopped an incarnation, G3).
+    pub doubtful_writes: u64,
     pub server_crashes: u32,
     pub store_failures: u64,
     pub full_checks: u64,
@@ -157,6 +162,20 @@ impl World {
             .collect();
         fail_at.sort_unstable();
         fail_at.dedup();
+        // Writes that go alone and are left in doubt: at points drawn, from a stream of their
+        // own (so that every earlier seed keeps its run), from the writes a run of this size
+        // makes alone (every write with a batch of one; the plan and the deleted markers else).
+        let expected_singles = if mix.group_commit == 1 {
+            u64::from(buckets) * 3
+        } else {
+            2
+        };
+        let mut doubt_rng = Rng::new(seed ^ 0x4455_4254);
+        let mut doubt_at: Vec<u64> = (0..mix.doubtful_writes)
+            .map(|_| 1 + doubt_rng.below(expected_singles))
+            .collect();
+        doubt_at.sort_unstable();
+        doubt_at.dedup();
         let store = FlushFaults {
             durable: MemStore::with_state(state),
             fail_at,
@@ -164,6 +183,11 @@ impl World {
             rng: Rng::new(rng.next_u64()),
             drop_write: plant == Plant::DropWrite,
             failed: Vec::new(),
+            doubt_at,
+            singles: 0,
+            doubt: false,
+            doubted: 0,
+            hide_doubt: plant == Plant::HiddenDoubt,
         };
         let flush_in = mix.flush_every;
         let mut w = World {
@@ -274,6 +298,7 @@ impl World {
         self.out.failed_after_faults = failed_after.len();
         self.out.store_failures += self.m().store().failures;
         self.out.lost_batches = self.flush_faults().failed.clone();
+        self.out.doubtful_writes = self.flush_faults().doubted;
         self.out.seconds = started.elapsed().as_secs_f64();
         Ok(std::mem::take(&mut self.out))
     }
@@ -450,6 +475,7 @@ impl World {
             self.restart_server(s)?;
         }
         self.h_mut().store_mut().inner.inner_mut().fail_at.clear();
+        self.h_mut().store_mut().inner.inner_mut().doubt_at.clear();
         Ok(())
     }
 
@@ -527,7 +553,8 @@ impl World {
     fn restart(&mut self) -> Result<(), Failure> {
         let core = self.h.take().expect("an incarnation runs").stop().store;
         self.out.store_failures += core.failures;
-        let store = core.inner.into_inner();
+        let mut store = core.inner.into_inner();
+        store.reopen();
         if self.client == Client::Waiting {
             self.client = Client::Idle; // its answer was lost; recovery says whether it landed
         }
