@@ -209,6 +209,13 @@ fn a_leader_only_bucket_and_a_move_each_against_the_other_under_a_deletion_and_a
     each_bucket_against_the_rest("leader-only-and-move-deletion-cancel");
 }
 
+/// Targets led by different servers: an abstract bucket's target leader is its own plan
+/// entry's (every other premise graph has every target led by server 1).
+#[test]
+fn buckets_whose_targets_lead_with_different_servers_each_against_the_other() {
+    each_bucket_against_the_rest("distinct-target-leaders-store-failure");
+}
+
 /// With two slots an abstract bucket's failed write at its admission aborts the step before
 /// the next bucket is admitted (R8), which the abstract R4's one store operation stands for.
 #[test]
