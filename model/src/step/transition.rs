@@ -174,10 +174,13 @@ fn at_origin(s: &SystemState, e: &PlanEntry) -> bool {
     e.at_origin(&cache.assignment[b], cache.lai[b].leader)
 }
 
-/// The stored assignment left the origin for the union in this step.
+/// The stored assignment left the origin for the union in this step. A move whose target lies
+/// inside its origin (a plan made from a union a give-up left behind, F26) has a union equal to
+/// its origin, so its assignment never leaves: it starts no Phase A, whatever its steps write.
 fn phase_a_started(pre: &SystemState, post: &SystemState, e: &PlanEntry) -> bool {
     let b = e.bucket as usize;
     e.kind() == PlanKind::Move
+        && e.rs() != e.ors
         && pre.store.buckets.assignment[b] == e.ors
         && post.store.buckets.assignment[b] == e.rs()
 }

@@ -149,3 +149,38 @@ fn every_status_change_of_every_edge_is_examined() {
         assert!(examined_changes > 0, "{name}: no status change at all");
     }
 }
+
+/// Finding F26: a give-up leaves a move's union, and a second register plans from it a move
+/// whose target lies inside its origin, so its union is its origin. The new-work check took
+/// every later step of such a bucket for a Phase A and flagged a cancel, or a finalize, as new
+/// work (INV-NO-ADMIT-AFTER-FINAL and INV-CANCEL-NO-NEW-WORK at 10 steps). Both hold on that
+/// graph now, and the graph does reach the plan from the union and its cancel.
+#[test]
+fn a_plan_made_from_a_union_starts_no_phase_a() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/configs/finding-plan-from-union.json"
+    );
+    let m = RebalanceModel::new(
+        rebalance_model::Config::from_json_file(path).unwrap(),
+        BugSet::none(),
+    );
+    let found = rebalance_model::check::shortest::first_discoveries(
+        &m,
+        &["INV-NO-ADMIT-AFTER-FINAL", "INV-CANCEL-NO-NEW-WORK"],
+    );
+    assert!(
+        found.is_empty(),
+        "{:?}",
+        found.iter().map(|c| c.property).collect::<Vec<_>>()
+    );
+    // The situation is reached: a canceled rebalance whose plan's origin is the union [1,2,0].
+    let s = find(&m, |s| {
+        s.coordinator.overall == Some(rebalance_model::OverallStatus::Canceled)
+            && s.coordinator
+                .plan
+                .iter()
+                .any(|e| e.ors.len() == 3 && e.rs() == e.ors)
+    });
+    assert_eq!(s.coordinator.rid, Some(2));
+}
