@@ -461,6 +461,22 @@ fn load_config(name: &str) -> Result<Config, String> {
              (spec/fluss-designs.md); check it with rebalance-model"
         ));
     }
+    if config.session_lost_on_store_failure {
+        // A failure Fluss met, in the model only: R17 inside a coordinator step is the host's
+        // restart, which a walk of the manager alone cannot take.
+        return Err(format!(
+            "{name}: `session_lost_on_store_failure` ends a step in a coordinator crash, which \
+             the manager alone cannot take (spec/fluss-designs.md); check it with rebalance-model"
+        ));
+    }
+    if config.remote_plan {
+        // A design Fluss proposes, in the model only: the manager's task node holds the plan
+        // (our ZooKeeper adapter chunks it below the store port, which the model does not see).
+        return Err(format!(
+            "{name}: `remote_plan` is a design the manager does not implement \
+             (spec/fluss-designs.md); check it with rebalance-model"
+        ));
+    }
     if !config.abstract_buckets.is_empty() {
         // The abstract rest of a plan is the model's argument, not a cluster: its buckets send
         // nothing, and the manager has no counterpart of a Rest step.

@@ -1,8 +1,10 @@
 //! Suites for Fluss's proposed designs (spec/fluss-designs.md; `conformance/suite-designs/`),
 //! exported as the spec's suites are, for an implementation of the design to be replayed
 //! against through the driver protocol. The manager follows the spec, not the design, so here
-//! the suite must tell the two apart: every trace replays in the model, and the manager departs
-//! from some trace exactly where the design acts (Phase B or R7.2 electing the planned leader).
+//! each suite must tell the two apart: every trace replays in the model, and the manager departs
+//! from some trace exactly where the design acts: Phase B or R7.2 electing the planned leader
+//! (apache/fluss#3869), or R1's and R16's extra operations on the remote plan (#3868), where a
+//! failed operation is another write or read in the manager than in the design.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -27,12 +29,12 @@ fn traces(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-#[test]
-fn the_planned_leader_suite_is_current_replays_and_tells_the_design_from_the_spec() {
+/// Regenerates the suite of `config_path` and compares it with `conformance/suite-designs/DIR`,
+/// then replays each trace in the model and in the manager: where the manager departs, the
+/// model's step there must have fired one of `acts`. Returns how many traces departed.
+fn check_design_suite(config_path: &str, dir: &str, acts: &[Rule]) -> usize {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let config_path = "model/configs/design-planned-leader-crash.json";
     let config = Config::from_json_file(root.join(config_path)).unwrap();
-    assert!(config.planned_leader);
     // Regenerated, the same files (a change to the model or the design shows here).
     let out = tempfile::tempdir().unwrap();
     suite::build(config_path, &config)
@@ -44,15 +46,15 @@ fn the_planned_leader_suite_is_current_replays_and_tells_the_design_from_the_spe
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect()
     };
-    let dir = shipped("planned-leader");
-    assert_eq!(names(out.path()), names(&dir), "regenerate with `rebalance-model suite --config {config_path} --out conformance/suite-designs/planned-leader`");
-    for f in names(&dir) {
+    let shipped_dir = shipped(dir);
+    assert_eq!(names(out.path()), names(&shipped_dir), "regenerate with `rebalance-model suite --config {config_path} --out conformance/suite-designs/{dir}`");
+    for f in names(&shipped_dir) {
         let a = std::fs::read_to_string(out.path().join(&f)).unwrap();
-        let b = std::fs::read_to_string(dir.join(&f)).unwrap();
+        let b = std::fs::read_to_string(shipped_dir.join(&f)).unwrap();
         assert!(a == b, "{f} differs from its regeneration");
     }
     let mut departed = 0;
-    for path in traces(&dir) {
+    for path in traces(&shipped_dir) {
         let trace = Trace::read(&path).unwrap();
         let run = trace.replay().expect("every step enabled in the model");
         match replay(&trace) {
@@ -60,7 +62,7 @@ fn the_planned_leader_suite_is_current_replays_and_tells_the_design_from_the_spe
             Err(ReplayError::Divergence { step, .. }) => {
                 let rules = run.outputs[step - 1].rules;
                 assert!(
-                    rules.contains(Rule::R10) || rules.contains(Rule::R7_2),
+                    acts.iter().any(|r| rules.contains(*r)),
                     "{}: the manager departs at step {step}, where the design does not act",
                     path.display()
                 );
@@ -69,6 +71,34 @@ fn the_planned_leader_suite_is_current_replays_and_tells_the_design_from_the_spe
             Err(e) => panic!("{}: {e:?}", path.display()),
         }
     }
+    departed
+}
+
+#[test]
+fn the_planned_leader_suite_is_current_replays_and_tells_the_design_from_the_spec() {
+    let config_path = "model/configs/design-planned-leader-crash.json";
+    let departed = check_design_suite(config_path, "planned-leader", &[Rule::R10, Rule::R7_2]);
+    assert!(
+        departed > 0,
+        "no trace of the design's suite tells it from the spec"
+    );
+}
+
+#[test]
+fn the_remote_plan_suite_is_current_replays_and_tells_the_design_from_the_spec() {
+    let config_path = "model/configs/design-remote-plan.json";
+    let departed = check_design_suite(config_path, "remote-plan", &[Rule::R1, Rule::R16]);
+    // The design's companion, which no spec suite can reach (suite.rs excuses it there).
+    let manifest = std::fs::read_to_string(shipped("remote-plan").join("suite.json")).unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    assert!(
+        manifest["covered"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g == "SOME-PLAN-UNREFERENCED"),
+        "the remote plan's suite does not reach SOME-PLAN-UNREFERENCED"
+    );
     assert!(
         departed > 0,
         "no trace of the design's suite tells it from the spec"

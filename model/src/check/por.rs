@@ -55,6 +55,8 @@ pub fn not_applicable(config: &Config, bugs: BugSet) -> Option<&'static str> {
         Some("a deposed coordinator (zombie_steps) sends with an old coordinator epoch after a newer one")
     } else if !config.abstract_buckets.is_empty() {
         Some("abstract_buckets: a Rest step raises a server's coordinator epoch and spends the loss budget, which the argument's conditions do not cover")
+    } else if config.session_lost_on_store_failure {
+        Some("session_lost_on_store_failure: a coordinator step that ends in R17, which the argument's conditions do not cover")
     } else if config.failed_responses_in_flight {
         Some("failed_responses_in_flight: a dead request's delivery is not a no-op")
     } else if bugs.has(Bug::NoRequestFencing) {

@@ -200,6 +200,20 @@ pub struct Config {
     /// implement it, and conformance is not run on a configuration with it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub planned_leader: bool,
+    /// A design Fluss proposes (apache/fluss#3868; spec/fluss-designs.md, "Large plans outside
+    /// ZooKeeper"): the plan lives in a remote plan storage and the task node holds a
+    /// reference to it. R1 writes the plan object under its rebalance id, then the task node,
+    /// then deletes superseded objects (a failure of that last write is ignored); R16 reads the
+    /// reference, then the object. A failed object write may leave a partial object. Model only,
+    /// like `planned_leader`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub remote_plan: bool,
+    /// A failure Fluss met (apache/fluss#4335; spec/fluss-designs.md, "An oversized ZooKeeper
+    /// node"): every failed store operation also costs the coordinator its session, so R17
+    /// follows in the same step, with no coordinator crash budget spent; `budgets.store_failure`
+    /// bounds how often. Model only.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub session_lost_on_store_failure: bool,
     /// Plan buckets modelled abstractly, as the rest of a larger plan (spec 9, "One bucket
     /// against the rest of the plan"): each keeps its status, attempt, events and deletion
     /// marker under the protocol's rules, but its metadata is only "at its origin" or "away",
@@ -618,10 +632,11 @@ impl Config {
                  steps on abstract buckets are not abstracted)",
             ));
         }
-        if self.planned_leader {
+        if self.planned_leader || self.remote_plan || self.session_lost_on_store_failure {
             return Err(ConfigError::invalid(
                 "abstract_buckets",
-                "cannot be used with `planned_leader`",
+                "cannot be used with `planned_leader`, `remote_plan` or \
+                 `session_lost_on_store_failure`",
             ));
         }
         if self.budgets.register > 1 {

@@ -40,6 +40,8 @@ fn base(description: &str, servers: u8, rf: u8) -> Config {
         absorb_redundant_nli: true,
         no_give_up: false,
         planned_leader: false,
+        remote_plan: false,
+        session_lost_on_store_failure: false,
         abstract_buckets: Vec::new(),
     }
 }

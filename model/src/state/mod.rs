@@ -6,6 +6,7 @@ pub mod spill;
 pub mod types;
 
 use crate::config::Budgets;
+use crate::state::inline::InlineVec;
 use crate::state::message::Message;
 use crate::state::spill::SpillVec;
 use crate::state::types::{
@@ -47,6 +48,34 @@ pub struct Store {
     pub task: Option<TaskNode>,
     pub buckets: BucketMeta,
     pub coordinator_epoch: Epoch,
+    /// The plan objects of the remote plan storage (the `remote_plan` design,
+    /// apache/fluss#3868; spec/fluss-designs.md). Empty unless the design is on.
+    #[serde(default, skip_serializing_if = "no_plans")]
+    pub plans: PlanObjects,
+}
+
+fn no_plans(plans: &PlanObjects) -> bool {
+    plans.is_empty()
+}
+
+/// The remote plan storage holds at most one object per rebalance id, and a check's register
+/// budget keeps the ids few.
+pub type PlanObjects = InlineVec<PlanObject, 4>;
+
+/// One object of the remote plan storage (spec/fluss-designs.md, "Large plans outside
+/// ZooKeeper"). The plan it holds is the one registered under `content`, which the task node of
+/// that id also records, so the object keeps only the id and not a copy of the plan.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub struct PlanObject {
+    /// Where it is stored: the rebalance id it was written for, or 0 for the one fixed path of
+    /// `one-plan-path`.
+    pub key: RebalanceId,
+    /// The rebalance id of the plan it holds.
+    pub content: RebalanceId,
+    /// Written whole. A failed write of the remote storage may leave a partial object.
+    pub whole: bool,
 }
 
 /// `observed = (assignment, leader, set(isr))`; epochs deliberately excluded (spec 3.2).

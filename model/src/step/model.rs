@@ -11,7 +11,7 @@ use crate::step::action::{Action, StepOutput};
 use crate::step::coordinator::responses::adjust_isr_accepted;
 use crate::step::coordinator::Step;
 use crate::step::environment;
-use crate::step::initial::{bucket_meta, initial_view};
+use crate::step::initial::{bucket_meta, initial_plans, initial_view};
 use crate::verdict::bug::BugSet;
 use crate::verdict::rule::Rule;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -129,6 +129,7 @@ impl RebalanceModel {
         }
         let state = SystemState {
             store: Store {
+                plans: initial_plans(cfg, task.as_ref()),
                 task,
                 buckets,
                 coordinator_epoch: ce,
@@ -227,6 +228,11 @@ impl RebalanceModel {
                 return None; // fewer than k store operations
             }
             crate::config::spend(&mut step.s.budgets.store_failure);
+            if self.config.session_lost_on_store_failure {
+                // apache/fluss#4335: the store refuses the write and closes the coordinator's
+                // session with it, so the incarnation that made it is gone in the same step.
+                step.crash_coordinator();
+            }
         }
         if self.collects_dead_messages() {
             environment::collect_dead_server_messages(step.s, self.collects_superseded_nli());

@@ -72,10 +72,22 @@ pub enum Bug {
     /// sets, so a liveness write that failed before a coordinator crash is never retried and a
     /// bucket stays leaderless, or keeps a down server in its ISR, with every server up.
     RepairsLostOnRestart,
+    /// apache/fluss#3868's remote plan (`remote_plan`) with its first point dropped: R1 writes
+    /// the task node's reference before the plan object, so a failed object write leaves a
+    /// reference to a plan that is missing or partial.
+    ReferenceBeforePlan,
+    /// apache/fluss#3868's remote plan with superseded plans cleaned up too early: R1 deletes
+    /// every other plan object before its reference is durable, so a failed reference write
+    /// leaves the stored task referencing a deleted plan.
+    CleanupBeforeReference,
+    /// apache/fluss#3868's remote plan stored at one fixed path: each R1 overwrites the one plan
+    /// object, so a Register whose reference write fails leaves the stored task referencing
+    /// another rebalance's plan, or a partial one.
+    OnePlanPath,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 20] = [
+    pub const ALL: [Bug; 23] = [
         Bug::TimeoutCompletes,
         Bug::FinalNotPersisted,
         Bug::CancelBestEffort,
@@ -96,6 +108,9 @@ impl Bug {
         Bug::SplitBucketWrites,
         Bug::NoResendOnKeptLeader,
         Bug::RepairsLostOnRestart,
+        Bug::ReferenceBeforePlan,
+        Bug::CleanupBeforeReference,
+        Bug::OnePlanPath,
     ];
 
     pub fn name(self) -> &'static str {
@@ -120,6 +135,9 @@ impl Bug {
             Bug::SplitBucketWrites => "split-bucket-writes",
             Bug::NoResendOnKeptLeader => "no-resend-on-kept-leader",
             Bug::RepairsLostOnRestart => "repairs-lost-on-restart",
+            Bug::ReferenceBeforePlan => "reference-before-plan",
+            Bug::CleanupBeforeReference => "cleanup-before-reference",
+            Bug::OnePlanPath => "one-plan-path",
         }
     }
 
@@ -149,12 +167,15 @@ impl Bug {
             // On a fair cycle of the progress check.
             Bug::NoResendOnKeptLeader => "LIVE-PROGRESS",
             Bug::RepairsLostOnRestart => "LIVE-METADATA-REPAIRED",
+            Bug::ReferenceBeforePlan | Bug::CleanupBeforeReference | Bug::OnePlanPath => {
+                "INV-PLAN-RESOLVES"
+            }
         }
     }
 
     /// Where the switch comes from: the historical behaviour it puts back (spec section 12's
-    /// `H*`, or the finding that found it), or, for a variant, the decision of spec section 8
-    /// it departs from.
+    /// `H*`, or the finding that found it), for a variant, the decision of spec section 8 it
+    /// departs from, and for a proposed design done wrong, the design's thread.
     pub fn origin(self) -> &'static str {
         match self {
             Bug::TimeoutCompletes => "H1",
@@ -176,6 +197,9 @@ impl Bug {
             Bug::HashOrderRecovery => "R16's plan order",
             Bug::RecoveredShowsRebalancing => "D1",
             Bug::SplitBucketWrites => "D15",
+            Bug::ReferenceBeforePlan | Bug::CleanupBeforeReference | Bug::OnePlanPath => {
+                "apache/fluss#3868"
+            }
         }
     }
 
@@ -196,6 +220,9 @@ impl Bug {
                 | Bug::UntouchedAfterCancel
                 | Bug::NoResendOnKeptLeader
                 | Bug::RepairsLostOnRestart
+                | Bug::ReferenceBeforePlan
+                | Bug::CleanupBeforeReference
+                | Bug::OnePlanPath
         )
     }
 

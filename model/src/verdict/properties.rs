@@ -6,7 +6,9 @@ use crate::config::Config;
 use crate::state::types::{BucketId, BucketStatus, OverallStatus, ServerSet, TaskStatus};
 use crate::state::{Attempt, Event, SystemState};
 use crate::step::action::{Action, GiveUp};
+use crate::step::coordinator::remote_plan;
 use crate::step::model::RebalanceModel;
+use crate::verdict::bug::Bug;
 use stateright::Property;
 
 type M = RebalanceModel;
@@ -59,6 +61,13 @@ pub fn all() -> Vec<Property<M>> {
         Property::always("INV-ELECTION-CLEAN", inv_election_clean),
         Property::always("INV-CONTEXT-COHERENT", |_: &M, s: &SystemState| {
             s.coordinator.cache == s.store.buckets && s.coordinator.live == s.live()
+        }),
+        // The `remote_plan` design (apache/fluss#3868): the stored task's reference resolves.
+        Property::always("INV-PLAN-RESOLVES", |m: &M, s: &SystemState| {
+            !m.config.remote_plan
+                || s.store.task.as_ref().is_none_or(|t| {
+                    remote_plan::resolves(&s.store.plans, m.bugs.has(Bug::OnePlanPath), t)
+                })
         }),
         // The first LIVE-* property counts the fair end states; the checker evaluates every
         // `always` on every state it reaches, so the count is exact for an exhaustive check.
@@ -171,6 +180,12 @@ pub fn all() -> Vec<Property<M>> {
         Property::sometimes("SOME-CANCEL-STORE-FAILURE", |_: &M, s: &SystemState| {
             s.ghost.last.cancel_store_failure
         }),
+        // A plan object that the stored task does not reference: a Register failed after its
+        // object write, the situation INV-PLAN-RESOLVES is about.
+        Property::sometimes("SOME-PLAN-UNREFERENCED", |_: &M, s: &SystemState| {
+            let referenced = s.store.task.as_ref().map(|t| t.id);
+            s.store.plans.iter().any(|o| Some(o.content) != referenced)
+        }),
         // After a rebalance was registered: the initial state is a fair end state with the
         // register budget unspent in every configuration without a preloaded store.
         Property::sometimes("SOME-FAIR-END-UNSPENT", |m: &M, s: &SystemState| {
@@ -195,6 +210,9 @@ pub fn property_not_applicable(p: &Property<M>, config: &Config) -> Option<&'sta
 /// goal applies against an abstract rest of the plan (spec 9).
 pub fn always_not_applicable(name: &str, config: &Config) -> Option<&'static str> {
     match name {
+        "INV-PLAN-RESOLVES" if !config.remote_plan => {
+            Some("the remote_plan design is off: the task node holds the plan")
+        }
         // Spec 9: a Rest step is optional, so the rest of the plan may keep a slot forever.
         _ if name.starts_with("LIVE-") && !config.abstract_buckets.is_empty() => Some(
             "abstract_buckets: the rest of the plan may stop anywhere, so no liveness goal applies (spec 9)",
@@ -290,6 +308,12 @@ pub fn not_applicable(name: &str, config: &Config) -> Option<&'static str> {
         }
         "SOME-CANCEL-STORE-FAILURE" if b.cancel == 0 || b.store_failure == 0 => {
             Some("needs cancel and store_failure budgets")
+        }
+        "SOME-FINALIZE-RETRIED" if config.session_lost_on_store_failure => Some(
+            "session_lost_on_store_failure: a failed finalize write costs the incarnation, and the next one finalizes after R16, not by R23's retry",
+        ),
+        "SOME-PLAN-UNREFERENCED" if !config.remote_plan || b.store_failure == 0 => {
+            Some("needs remote_plan and a store_failure budget")
         }
         // A fair end state differs from a terminal one only where an optional action is still
         // enabled there: a client request or a fault that can happen with nothing in flight.
@@ -415,6 +439,7 @@ pub const COMPANIONS: &[(&str, &str)] = &[
     ("INV-NO-STRAY-UNION", "SOME-GIVE-UP-NO-PROGRESS"),
     ("INV-ELECTION-CLEAN", "SOME-ADJUST-ISR-REJECTED"),
     ("INV-CONTEXT-COHERENT", "SOME-DELETED-COMPLETES"),
+    ("INV-PLAN-RESOLVES", "SOME-PLAN-UNREFERENCED"),
     ("LIVE-RECOVERED", "SOME-RECOVERED-COMPLETES"),
     ("LIVE-TRACKED-FINISHES", "SOME-TIMEOUT-THEN-COMPLETED"),
     ("LIVE-ADMITTED-FINISHES", "SOME-FAIR-END-UNSPENT"),

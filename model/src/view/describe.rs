@@ -224,7 +224,24 @@ fn rest(step: &crate::step::action::RestStep) -> String {
     }
 }
 
-/// What changed: bucket statuses, overall, store task, assignments, reply and sends.
+/// The remote plan storage (the `remote_plan` design): each object as `key: r<content>`, with
+/// `partial` for one a failed write left, or `none`.
+fn plan_objects(plans: &crate::state::PlanObjects) -> String {
+    if plans.is_empty() {
+        return "none".into();
+    }
+    let objects: Vec<String> = plans
+        .iter()
+        .map(|o| {
+            let whole = if o.whole { "" } else { " partial" };
+            format!("{}: r{}{whole}", o.key, o.content)
+        })
+        .collect();
+    format!("{{{}}}", objects.join(", "))
+}
+
+/// What changed: bucket statuses, overall, store task, the remote plan objects, assignments,
+/// reply and sends.
 pub fn effects(pre: &SystemState, post: &SystemState, out: &StepOutput) -> String {
     let mut parts = Vec::new();
     let (c0, c1) = (&pre.coordinator, &post.coordinator);
@@ -258,6 +275,9 @@ pub fn effects(pre: &SystemState, post: &SystemState, out: &StepOutput) -> Strin
                 }
             ));
         }
+    }
+    if pre.store.plans != post.store.plans {
+        parts.push(format!("plan objects {}", plan_objects(&post.store.plans)));
     }
     for b in 0..post.store.buckets.assignment.len() {
         let (a0, a1) = (

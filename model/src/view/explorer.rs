@@ -67,7 +67,7 @@ fn holds<const I: usize>(m: &ExplorerModel, s: &ExplorerState) -> bool {
 }
 
 type Condition = fn(&ExplorerModel, &ExplorerState) -> bool;
-const CONDITIONS: [Condition; 49] = [
+const CONDITIONS: [Condition; 53] = [
     holds::<0>,
     holds::<1>,
     holds::<2>,
@@ -117,6 +117,10 @@ const CONDITIONS: [Condition; 49] = [
     holds::<46>,
     holds::<47>,
     holds::<48>,
+    holds::<49>,
+    holds::<50>,
+    holds::<51>,
+    holds::<52>,
 ];
 
 impl Model for ExplorerModel {

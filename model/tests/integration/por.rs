@@ -326,3 +326,29 @@ fn the_reduced_graph_keeps_them_under_every_switch_at_home() {
         compare(&label, config, BugSet::of(&[bug])).expect("the reduction applies");
     }
 }
+
+/// The remote plan design (`remote_plan`, spec/fluss-designs.md) adds store operations to R1 and
+/// R16 and a second storage to the store; the comparison on its configuration, clean and under
+/// each of its three misreadings, shows the reduction keeps what it keeps on the presets.
+#[test]
+fn the_reduced_graph_keeps_them_under_the_remote_plan_design() {
+    use rebalance_model::Bug;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/configs/design-remote-plan.json"
+    );
+    let config = Config::from_json_file(path).unwrap();
+    assert!(config.remote_plan);
+    for bugs in [
+        &[][..],
+        &[Bug::ReferenceBeforePlan],
+        &[Bug::CleanupBeforeReference],
+        &[Bug::OnePlanPath],
+    ] {
+        let label = format!("design-remote-plan {bugs:?}");
+        assert!(
+            compare(&label, config.clone(), BugSet::of(bugs)).is_some(),
+            "{label}: the reduction does not apply"
+        );
+    }
+}

@@ -2,7 +2,9 @@
 
 use super::{Flow, Rule, Step};
 use crate::state::inline::InlineVec;
-use crate::state::types::{BucketId, BucketStatus, OverallStatus, Plan, TaskStatus, MAX_BUCKETS};
+use crate::state::types::{
+    BucketId, BucketStatus, OverallStatus, Plan, RebalanceId, TaskStatus, MAX_BUCKETS,
+};
 use crate::state::{Ghost, TaskNode};
 use crate::step::action::{CancelReply, ClientReply, RegisterReply};
 use crate::verdict::bug::Bug;
@@ -20,16 +22,10 @@ impl Step<'_> {
             return Ok(());
         }
         let id = self.s.store.task.as_ref().map_or(0, |t| t.id) + 1;
-        if self.store_op().and_then(|()| self.fence(true)).is_err() {
+        if self.write_registered_task(id, &plan).is_err() {
             self.out.reply = Some(ClientReply::Register(RegisterReply::StoreError));
             return Ok(());
         }
-        self.s.store.task = Some(TaskNode {
-            id,
-            status: TaskStatus::NotStarted,
-            cancel_requested: false,
-            plan: plan.clone(),
-        });
         // Reset the manager; the event queue is kept.
         let c = &mut self.s.coordinator;
         c.rid = Some(id);
@@ -62,6 +58,33 @@ impl Step<'_> {
         } else {
             self.admit()
         }
+    }
+
+    /// R1's writes: the task node, and under the `remote_plan` design the plan object before
+    /// it (the design's order, which `reference-before-plan` reverses) and the superseded
+    /// objects' deletion after it (which `cleanup-before-reference` moves before it).
+    fn write_registered_task(&mut self, id: RebalanceId, plan: &Plan) -> Flow {
+        let remote = self.config.remote_plan;
+        if remote && !self.bug(Bug::ReferenceBeforePlan) {
+            self.write_plan_object(id)?;
+            if self.bug(Bug::CleanupBeforeReference) {
+                self.collect_superseded_plans(id);
+            }
+        }
+        self.store_op().and_then(|()| self.fence(true))?;
+        self.s.store.task = Some(TaskNode {
+            id,
+            status: TaskStatus::NotStarted,
+            cancel_requested: false,
+            plan: plan.clone(),
+        });
+        if remote && self.bug(Bug::ReferenceBeforePlan) {
+            self.write_plan_object(id)?;
+        }
+        if remote && !self.bug(Bug::CleanupBeforeReference) {
+            self.collect_superseded_plans(id);
+        }
+        Ok(())
     }
 
     /// R2 Cancel.

@@ -5,6 +5,7 @@ mod client;
 mod execution;
 mod liveness;
 mod recovery;
+pub(crate) mod remote_plan;
 pub(crate) mod rest;
 // The two rule groups the model calls directly (not through `Step`) are `pub(crate)`, and
 // their callers name them by their own path: a re-export here would make this file and theirs

@@ -45,6 +45,10 @@ impl Step<'_> {
             self.s.coordinator.recovery_pending = false;
             return Ok(());
         };
+        if self.config.remote_plan {
+            // The design's second read: the plan object the task node references.
+            self.read_plan_object(&task)?;
+        }
         let c = &mut self.s.coordinator;
         c.rid = Some(task.id);
         c.plan = task.plan.clone();
