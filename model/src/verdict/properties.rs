@@ -245,13 +245,19 @@ pub fn not_applicable(name: &str, config: &Config) -> Option<&'static str> {
         "SOME-RECOVERED-COMPLETES" if b.coordinator_crash == 0 => {
             Some("no coordinator_crash budget")
         }
-        // A coordinator crash counts too: a response to the old incarnation's request is stale
-        // for the new one (`ci-zombie` has an example with a leader-only bucket; found when an
-        // example for a companion called n/a became a CI failure).
+        // A coordinator crash counts too, with a deposed coordinator: a response to the old
+        // incarnation's request is stale for the new one (`ci-zombie` has an example with a
+        // leader-only bucket; found when an example for a companion called n/a became a CI
+        // failure). Without a zombie such a response is dead from the crash on and is ignored
+        // in the crash's own step, when recovery has not yet restored the bucket, so nothing is
+        // ignored "for an active bucket" (found on `design-remote-plan.json`, a leader-only
+        // bucket with a coordinator crash and no example).
         "SOME-STALE-RESPONSE-IGNORED"
-            if !has_move(config) && b.server_crash == 0 && b.coordinator_crash == 0 =>
+            if !has_move(config)
+                && b.server_crash == 0
+                && (b.coordinator_crash == 0 || b.zombie_steps == 0) =>
         {
-            Some("needs a move bucket, a server crash or a coordinator crash")
+            Some("needs a move bucket, a server crash, or a coordinator crash with a deposed coordinator (zombie_steps)")
         }
         // Capped admission needs M tracked attempts and a pending bucket. Without a recovery
         // (which may restore many at once), tracked reaches M only by the M-th timeout of a

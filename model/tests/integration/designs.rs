@@ -9,7 +9,10 @@ use rebalance_model::check::cycle::fair_cycles_for_goals;
 use rebalance_model::check::por::reduced;
 use rebalance_model::check::shortest::first_discoveries;
 use rebalance_model::trace::Trace;
-use rebalance_model::{BucketStatus, Bug, BugSet, Config, RebalanceModel, ServerId, SystemState};
+
+use rebalance_model::{
+    Action, BucketStatus, Bug, BugSet, Config, Event, RebalanceModel, ServerId, SystemState,
+};
 use stateright::{Expectation, Model};
 use std::collections::BTreeSet;
 
@@ -102,6 +105,34 @@ fn with_the_remote_plan_every_stored_reference_resolves() {
         1,
         "no state holds an unreferenced plan object"
     );
+    // Each of the design's operations does fail somewhere in the graph: R1's object write (1),
+    // reference (2) and cleanup (3), and R16's second read, of the object (2).
+    let mut failed = BTreeSet::new();
+    each_edge(&model, |_, action, _, out| {
+        if !out.store_failed {
+            return;
+        }
+        match action {
+            Action::Register { fail_store_op, .. } => {
+                failed.insert(("R1", *fail_store_op));
+            }
+            Action::ProcessEvent {
+                event: Event::Recover,
+                fail_store_op,
+            } => {
+                failed.insert(("R16", *fail_store_op));
+            }
+            _ => {}
+        }
+    });
+    for op in [
+        ("R1", Some(1)),
+        ("R1", Some(2)),
+        ("R1", Some(3)),
+        ("R16", Some(2)),
+    ] {
+        assert!(failed.contains(&op), "{op:?} never fails: {failed:?}");
+    }
 }
 
 /// Each misreading of the design is caught on the design's configuration by INV-PLAN-RESOLVES,
