@@ -2,7 +2,7 @@
 //! explained by the model; the same log spoiled in one record is rejected at that record.
 
 use rebalance_conformance::validate::{self, record, Limits, Verdict};
-use rebalance_model::{Action, BugSet, Config, RebalanceModel, Trace};
+use rebalance_model::{Action, Bug, BugSet, Config, RebalanceModel, Trace};
 use serde_json::Value;
 
 use crate::common;
@@ -656,7 +656,6 @@ fn switched_log_is_rejected_where_it_acts(
 
 #[test]
 fn every_historical_switch_logged_is_rejected_where_it_acts() {
-    use rebalance_model::Bug;
     // Each switch on the CI preset where its property is violated (as conformance/tests/teeth.rs).
     let rows = [
         (Bug::TimeoutCompletes, "tiny"),
@@ -689,6 +688,8 @@ fn every_historical_switch_logged_is_rejected_where_it_acts() {
 fn every_kept_variant_and_switch_trace_logged_is_rejected_where_it_acts() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../model/traces");
     let mut checked = 0;
+    let mut skipped = 0;
+    let below_the_log = [Bug::ReferenceBeforePlan, Bug::OnePlanPath];
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .expect("model/traces")
         .map(|e| e.expect("entry").path())
@@ -697,6 +698,17 @@ fn every_kept_variant_and_switch_trace_logged_is_rejected_where_it_acts() {
     for path in files {
         let trace = Trace::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let label = path.file_name().unwrap().to_string_lossy().into_owned();
+        if trace.bugs.iter().any(|b| below_the_log.contains(b)) {
+            // Two misreadings of apache/fluss#3868's design differ from it only in the remote
+            // plan storage, which a coordinator log does not record (a restart's `read` is the
+            // task node and the buckets): their Register fails the same operation, by index,
+            // as the design's own failed object or reference write, so the clean model
+            // explains their logs. The design's tests catch them from the state
+            // (model/tests/integration/designs.rs). `cleanup-before-reference` stays here: its
+            // failed reference write is a third operation, which the design never fails with.
+            skipped += 1;
+            continue;
+        }
         switched_log_is_rejected_where_it_acts(
             &label,
             &trace.config,
@@ -706,6 +718,7 @@ fn every_kept_variant_and_switch_trace_logged_is_rejected_where_it_acts() {
         checked += 1;
     }
     assert!(checked >= 9, "{checked} kept traces");
+    assert_eq!(skipped, below_the_log.len(), "one kept trace for each");
 }
 
 /// The manager's log of a fault-free run of `ci-rf2-recovery` cut by a coordinator crash after
