@@ -1,7 +1,8 @@
 //! The metadata a configuration starts from: each bucket's replicas and leader-and-ISR in the
 //! store, and each replica's view of them. Read by the initial state and by the abstraction of
 //! spec 9 ("One bucket against the rest of the plan"), which returns an abstract bucket's
-//! replicas to their start, and the remote plan storage of a preloaded store; one place, so that the two cannot disagree on where a run begins.
+//! replicas to their start, and the remote plan storage of a preloaded store; one place, so
+//! that the two cannot disagree on where a run begins.
 
 use crate::config::{BucketConfig, Config};
 use crate::state::types::{BucketId, Epoch, LeaderAndIsr, Replicas, ServerId, ServerSet};
@@ -43,12 +44,13 @@ pub fn initial_view(config: &Config, server: ServerId, b: BucketId) -> Option<Re
 }
 
 /// The remote plan storage of a preloaded store (the `remote_plan` design): the stored task's
-/// plan object, whole, since a task node that references a plan was written after it.
-pub fn initial_plans(config: &Config, task: Option<&TaskNode>) -> PlanObjects {
+/// plan object, whole, since a task node that references a plan was written after it, and
+/// stored where R1 would have stored it (`one_path`: `one-plan-path`'s fixed path).
+pub fn initial_plans(config: &Config, one_path: bool, task: Option<&TaskNode>) -> PlanObjects {
     let mut plans = PlanObjects::new();
     if let Some(t) = task.filter(|_| config.remote_plan) {
         plans.push(PlanObject {
-            key: t.id,
+            key: crate::step::coordinator::remote_plan::key_of(one_path, t.id),
             content: t.id,
             whole: true,
         });

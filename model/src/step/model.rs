@@ -12,7 +12,7 @@ use crate::step::coordinator::responses::adjust_isr_accepted;
 use crate::step::coordinator::Step;
 use crate::step::environment;
 use crate::step::initial::{bucket_meta, initial_plans, initial_view};
-use crate::verdict::bug::BugSet;
+use crate::verdict::bug::{Bug, BugSet};
 use crate::verdict::rule::Rule;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -129,7 +129,7 @@ impl RebalanceModel {
         }
         let state = SystemState {
             store: Store {
-                plans: initial_plans(cfg, task.as_ref()),
+                plans: initial_plans(cfg, self.bugs.has(Bug::OnePlanPath), task.as_ref()),
                 task,
                 buckets,
                 coordinator_epoch: ce,

@@ -240,3 +240,27 @@ fn a_coordinator_that_loses_its_session_at_each_failed_write_stays_safe_and_live
     let search = fair_cycles_for_goals(&RebalanceModel::new(progress, BugSet::none()));
     assert!(search.violations.is_empty(), "{:?}", search.violations);
 }
+
+/// A preloaded store under the design starts with its task's plan object where R1 would have
+/// written it, under `one-plan-path` too: the initial state resolves, so the switch is caught
+/// for what it does and not for where the run starts (a 0-step violation before this test).
+#[test]
+fn a_preloaded_task_starts_with_its_plan_object_where_r1_puts_it() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../conformance/traces/hand-written-recovery-from-preloaded-store.json"
+    );
+    let mut config = Trace::read(path).unwrap().config;
+    assert!(config.store.as_ref().is_some_and(|s| s.task.is_some()));
+    config.remote_plan = true;
+    for bugs in [&[][..], &[Bug::OnePlanPath]] {
+        let model = RebalanceModel::new(config.clone(), BugSet::of(bugs));
+        let init = model.init_state();
+        assert_eq!(init.store.plans.len(), 1, "{bugs:?}");
+        let p = model.property("INV-PLAN-RESOLVES");
+        assert!(
+            (p.condition)(&model, &init),
+            "{bugs:?}: the start does not resolve"
+        );
+    }
+}

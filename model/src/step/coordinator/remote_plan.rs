@@ -10,7 +10,7 @@ use crate::verdict::bug::Bug;
 
 /// Where the plan of rebalance `id` is stored: under its own id, or at the one fixed path
 /// (key 0) of `one-plan-path`.
-fn key_of(one_path: bool, id: RebalanceId) -> RebalanceId {
+pub(crate) fn key_of(one_path: bool, id: RebalanceId) -> RebalanceId {
     if one_path {
         0
     } else {
